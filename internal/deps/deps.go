@@ -1,0 +1,26 @@
+package deps
+
+import (
+	_ "github.com/google/go-cmp/cmp"
+	_ "github.com/prometheus/client_golang/prometheus"
+	_ "github.com/prometheus/client_golang/prometheus/promhttp"
+	_ "go.uber.org/goleak"
+	_ "golang.org/x/sync/errgroup"
+	_ "golang.org/x/term"
+	_ "k8s.io/api/core/v1"
+	_ "k8s.io/apimachinery/pkg/util/wait"
+	_ "k8s.io/client-go/informers"
+	_ "k8s.io/client-go/kubernetes"
+	_ "k8s.io/client-go/kubernetes/fake"
+	_ "k8s.io/client-go/tools/clientcmd"
+	_ "k8s.io/client-go/tools/leaderelection"
+	_ "k8s.io/client-go/tools/record"
+	_ "k8s.io/client-go/util/workqueue"
+	_ "k8s.io/cloud-provider/volume/helpers"
+	_ "k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	_ "k8s.io/component-helpers/storage/volume"
+	_ "k8s.io/klog/v2"
+	_ "k8s.io/utils/clock/testing"
+	_ "k8s.io/utils/keymutex"
+	_ "sigs.k8s.io/yaml"
+)

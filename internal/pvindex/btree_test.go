@@ -1,0 +1,174 @@
+package pvindex
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// check verifies the B+tree invariants and returns the keys in leaf order.
+func (t *tree) check(tb testing.TB) []key {
+	tb.Helper()
+	if t.root == nil {
+		if t.len != 0 {
+			tb.Fatalf("empty tree has len %d", t.len)
+		}
+		return nil
+	}
+	var inOrder []key
+	depth := -1
+	var walk func(n *node, lo, hi *key, d int, root bool)
+	walk = func(n *node, lo, hi *key, d int, root bool) {
+		if !root && n.size() < minEntries {
+			tb.Fatalf("node with %d entries below the minimum %d", n.size(), minEntries)
+		}
+		if n.size() > maxEntries {
+			tb.Fatalf("node with %d entries above the maximum %d", n.size(), maxEntries)
+		}
+		if n.leaf {
+			if depth == -1 {
+				depth = d
+			} else if depth != d {
+				tb.Fatalf("leaves at depths %d and %d", depth, d)
+			}
+			for _, it := range n.items {
+				if lo != nil && it.key.compare(*lo) < 0 || hi != nil && it.key.compare(*hi) >= 0 {
+					tb.Fatalf("key %v outside its node's range", it.key)
+				}
+				if it.rec.key != it.key {
+					tb.Fatalf("item key %v differs from its record's %v", it.key, it.rec.key)
+				}
+				inOrder = append(inOrder, it.key)
+			}
+			return
+		}
+		if len(n.children) != len(n.keys)+1 {
+			tb.Fatalf("inner node with %d children and %d keys", len(n.children), len(n.keys))
+		}
+		for i, c := range n.children {
+			clo, chi := lo, hi
+			if i > 0 {
+				clo = &n.keys[i-1]
+			}
+			if i < len(n.keys) {
+				chi = &n.keys[i]
+			}
+			walk(c, clo, chi, d+1, false)
+		}
+	}
+	walk(t.root, nil, nil, 0, true)
+	if !slices.IsSortedFunc(inOrder, key.compare) {
+		tb.Fatalf("keys out of order")
+	}
+	if len(inOrder) != t.len {
+		tb.Fatalf("tree holds %d keys, len says %d", len(inOrder), t.len)
+	}
+	var chained []key
+	for c := t.atLeast(capacity{n: -1 << 63}); ; {
+		r := c.next()
+		if r == nil {
+			break
+		}
+		chained = append(chained, r.key)
+	}
+	if !slices.Equal(chained, inOrder) {
+		tb.Fatalf("leaf chain has %d keys, tree walk %d", len(chained), len(inOrder))
+	}
+	return inOrder
+}
+
+func TestTreeAgainstSortedSlice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 1))
+	rounds := 20
+	if raceEnabled {
+		rounds = 6
+	}
+	for round := range rounds {
+		var tr tree
+		var want []key
+		live := map[string]*record{}
+		maxSize := 1 + rng.IntN(3000)
+		for step := range 6000 {
+			name := fmt.Sprintf("pv-%d", rng.IntN(maxSize))
+			if r, ok := live[name]; ok && rng.IntN(2) == 0 {
+				if !tr.remove(r.key) {
+					t.Fatalf("round %d step %d: remove(%v) = false, want true", round, step, r.key)
+				}
+				delete(live, name)
+				i, _ := slices.BinarySearchFunc(want, r.key, key.compare)
+				want = slices.Delete(want, i, i+1)
+				continue
+			} else if ok {
+				continue
+			}
+			r := &record{key: key{cap: capacity{n: int64(rng.IntN(50))}, name: name}}
+			if rng.IntN(50) == 0 {
+				q := resource.MustParse(fmt.Sprintf("%dm", rng.IntN(50000)))
+				r.key.cap = capacity{big: &q}
+			}
+			tr.insert(r)
+			live[name] = r
+			i, _ := slices.BinarySearchFunc(want, r.key, key.compare)
+			want = slices.Insert(want, i, r.key)
+			if step%500 == 0 {
+				if got := tr.check(t); !slices.Equal(got, want) {
+					t.Fatalf("round %d step %d: tree keys differ from the sorted slice", round, step)
+				}
+				// atLeast finds the first key of at least the capacity.
+				c := capacity{n: int64(rng.IntN(52))}
+				cur := tr.atLeast(c)
+				got := cur.next()
+				j, _ := slices.BinarySearchFunc(want, key{cap: c}, func(k, target key) int { return k.cap.compare(target.cap) })
+				switch {
+				case j == len(want) && got != nil:
+					t.Fatalf("atLeast(%d) = %v, want end", c.n, got.key)
+				case j < len(want) && (got == nil || got.key != want[j]):
+					t.Fatalf("atLeast(%d) = %v, want %v", c.n, got, want[j])
+				}
+			}
+		}
+		if tr.remove(key{name: "absent"}) {
+			t.Fatalf("remove of an absent key = true")
+		}
+		for _, r := range live {
+			tr.remove(r.key)
+		}
+		tr.check(t)
+		if tr.root != nil || tr.len != 0 {
+			t.Fatalf("round %d: tree not empty after removing everything", round)
+		}
+	}
+}
+
+func TestCapacityCompare(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"1Gi", "1Gi", 0},
+		{"1Gi", "1073741824", 0},
+		{"1G", "1Gi", -1},
+		{"1500m", "1", 1},
+		{"1500m", "2", -1},
+		{"1500m", "1.5", 0},
+		{"16Ei", "1Ei", 1},
+		{"16Ei", "8Ei", 0}, // parsing caps both at MaxInt64, as Kubernetes sees them
+		{"1000001m", "1000", 1},
+		{"0", "0", 0},
+		{"-1", "0", -1},
+	}
+	for _, tc := range tests {
+		a := storageOf(v1.ResourceList{v1.ResourceStorage: resource.MustParse(tc.a)})
+		b := storageOf(v1.ResourceList{v1.ResourceStorage: resource.MustParse(tc.b)})
+		if got := a.compare(b); got != tc.want {
+			t.Errorf("compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := b.compare(a); got != -tc.want {
+			t.Errorf("compare(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
+		}
+	}
+}

@@ -1,0 +1,326 @@
+package pvindex
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// ErrInvalidClaim is wrapped by the error FindBestMatch returns for a claim it
+// cannot match: a nil claim, or a label selector that does not parse.
+var ErrInvalidClaim = errors.New("pvindex: invalid claim")
+
+// Index is the best-fit volume index. The zero value is not usable; call New.
+// All methods are safe for concurrent use.
+type Index struct {
+	// mu guards every field below. FindBestMatch holds it for reading.
+	mu sync.RWMutex
+	// byName holds every volume by name.
+	byName map[string]*record
+	// trees holds the candidates (unbound, Available, not being deleted) by
+	// group and access-mode set, ordered by capacity then name.
+	trees map[group]*modeTrees
+	// byClaim holds every volume with a claimRef under the claim it names,
+	// sorted by volume name.
+	byClaim map[claimKey][]*record
+	// sets counts the volumes of each access-mode set, to know, like
+	// Kubernetes, which sets exist.
+	sets [numModeSets]int
+}
+
+// New returns an empty Index.
+func New() *Index {
+	return &Index{
+		byName:  make(map[string]*record),
+		trees:   make(map[group]*modeTrees),
+		byClaim: make(map[claimKey][]*record),
+	}
+}
+
+// FindOptions tunes FindBestMatch. The zero value is the PV controller's
+// immediate-binding search.
+type FindOptions struct {
+	// DelayBinding is FindMatchingVolume's delayBinding: with no Node, only
+	// volumes pre-bound to the claim are returned (the PV controller leaves
+	// WaitForFirstConsumer claims to the scheduler).
+	DelayBinding bool
+	// Node, when set, is FindMatchingVolume's node argument: unbound volumes
+	// whose required node affinity does not fit the node's labels are
+	// skipped, and a volume pre-bound to the claim that does not fit ends the
+	// search of its access-mode set with no match. Nil means no node-affinity
+	// check (the PV controller). The access-mode grouping applies either way;
+	// note that Kubernetes' scheduler instead runs FindMatchingVolume once over
+	// all volumes of the claim's class, so when several access-mode sets hold
+	// candidates it may take a smaller volume from a set with more modes.
+	Node *v1.Node
+	// NodeMatches, when set together with Node, decides whether a volume fits
+	// the node; an error counts as "does not fit". Nil means component-helpers'
+	// CheckNodeAffinity on the node's labels. It is called while the Index is
+	// read-locked, so it must not call Upsert or Delete on the same Index.
+	NodeMatches func(pv *v1.PersistentVolume, node *v1.Node) (bool, error)
+	// SchedulerSearch selects kube-scheduler's search (the VolumeBinding
+	// plugin) instead of the PV controller's: one FindMatchingVolume over
+	// every volume of the claim's storage class, with no access-mode sets.
+	// A volume pre-bound to the claim must then have the claim's class but
+	// may have any access modes; otherwise the smallest fitting volume over
+	// all sets wins, and when Node is set its access modes must contain the
+	// claim's (when Node is nil FindMatchingVolume checks no access modes).
+	// An unparsable selector is an error even when the Index is empty.
+	SchedulerSearch bool
+	// Exclude lists volume names that must not be returned (set to true), such
+	// as volumes already chosen for other claims of the same pod.
+	Exclude map[string]bool
+}
+
+// Upsert adds the volume, or replaces the volume of the same name. The Index
+// keeps the pointer: the object is shared and must not be mutated afterwards.
+// A nil volume is ignored.
+func (ix *Index) Upsert(pv *v1.PersistentVolume) {
+	if pv == nil {
+		return
+	}
+	r := newRecord(pv)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if old := ix.byName[pv.Name]; old != nil {
+		ix.removeLocked(old)
+	}
+	ix.addLocked(r)
+}
+
+// Delete removes the volume with the given name; unknown names are ignored.
+func (ix *Index) Delete(name string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if old := ix.byName[name]; old != nil {
+		ix.removeLocked(old)
+	}
+}
+
+// Len returns the number of volumes in the Index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byName)
+}
+
+// Get returns the volume with the given name, shared with the Index (do not
+// mutate), and whether it is there.
+func (ix *Index) Get(name string) (*v1.PersistentVolume, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	r, ok := ix.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return r.pv, true
+}
+
+func (ix *Index) addLocked(r *record) {
+	ix.byName[r.key.name] = r
+	ix.sets[r.modes]++
+	if r.hasClaim {
+		list := ix.byClaim[r.claim]
+		i, _ := slices.BinarySearchFunc(list, r.key.name, func(e *record, name string) int {
+			return strings.Compare(e.key.name, name)
+		})
+		ix.byClaim[r.claim] = slices.Insert(list, i, r)
+	}
+	if r.candidate {
+		ts := ix.trees[r.group]
+		if ts == nil {
+			ts = new(modeTrees)
+			ix.trees[r.group] = ts
+		}
+		ts[r.modes].insert(r)
+	}
+}
+
+func (ix *Index) removeLocked(r *record) {
+	delete(ix.byName, r.key.name)
+	ix.sets[r.modes]--
+	if r.hasClaim {
+		list := slices.DeleteFunc(ix.byClaim[r.claim], func(e *record) bool { return e == r })
+		if len(list) == 0 {
+			delete(ix.byClaim, r.claim)
+		} else {
+			ix.byClaim[r.claim] = list
+		}
+	}
+	if r.candidate {
+		ts := ix.trees[r.group]
+		ts[r.modes].remove(r.key)
+		if ts.empty() {
+			delete(ix.trees, r.group)
+		}
+	}
+}
+
+// modeTrees holds one tree per access-mode set.
+type modeTrees [numModeSets]tree
+
+func (ts *modeTrees) empty() bool {
+	for i := range ts {
+		if ts[i].len > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// finder carries what one FindBestMatch computed from the claim and options.
+type finder struct {
+	claim    *v1.PersistentVolumeClaim
+	opts     FindOptions
+	request  capacity
+	group    group
+	selector labels.Selector // nil: the claim has no selector
+	// labelsNode is opts.Node's labels only, as CheckNodeAffinity sees it. It
+	// is a value, not a pointer, so that it stays on the caller's stack.
+	labelsNode v1.Node
+}
+
+// FindBestMatch returns the volume Kubernetes' findBestMatchForClaim would
+// bind the claim to, extended with the scheduler's node and exclusion
+// arguments of FindMatchingVolume; see the package comment for the rules and
+// the tie-breaks. It returns nil, nil when no volume matches. The volume is
+// shared with the Index; do not mutate it. A claim whose label selector does
+// not parse gets an error wrapping ErrInvalidClaim, as in Kubernetes, once
+// some volume has access modes that contain the claim's (with
+// SchedulerSearch, always). FindBestMatch holds the Index's read lock. For
+// whole-byte sizes and no node it does not allocate.
+func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions) (*v1.PersistentVolume, error) {
+	if claim == nil {
+		return nil, fmt.Errorf("find volume for nil claim: %w", ErrInvalidClaim)
+	}
+	want, unknown := claimModes(claim.Spec.AccessModes)
+	if unknown && !opts.SchedulerSearch {
+		// A mode no volume is indexed under: Kubernetes finds no access-mode
+		// set to search and returns no match.
+		return nil, nil
+	}
+	f := finder{
+		claim:   claim,
+		opts:    opts,
+		request: storageOf(claim.Spec.Resources.Requests),
+		group: group{
+			class: volume.GetPersistentVolumeClaimClass(claim),
+			vac:   ptr.Deref(claim.Spec.VolumeAttributesClassName, ""),
+			mode:  modeOrDefault(claim.Spec.VolumeMode),
+		},
+	}
+	var selErr error
+	if claim.Spec.Selector != nil {
+		f.selector, selErr = metav1.LabelSelectorAsSelector(claim.Spec.Selector)
+	}
+	if opts.Node != nil {
+		f.labelsNode.Labels = opts.Node.Labels
+	}
+
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	prebound := ix.byClaim[claimKey{namespace: claim.Namespace, name: claim.Name}]
+	trees := ix.trees[f.group]
+	if opts.SchedulerSearch {
+		if selErr != nil {
+			return nil, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
+		}
+		return f.classWide(prebound, trees, want, unknown), nil
+	}
+	for _, set := range searchOrder[want] {
+		if ix.sets[set] == 0 {
+			continue
+		}
+		if selErr != nil {
+			return nil, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
+		}
+		if pv, decided := f.prebound(prebound, set); decided {
+			if pv != nil {
+				return pv, nil
+			}
+			continue
+		}
+		if opts.Node == nil && opts.DelayBinding {
+			continue
+		}
+		if trees == nil {
+			continue
+		}
+		if pv := f.smallest(&trees[set]); pv != nil {
+			return pv, nil
+		}
+	}
+	return nil, nil
+}
+
+// prebound looks at the volumes whose claimRef names the claim and whose
+// access-mode set is set. The first (by name) that FindMatchingVolume would
+// accept as pre-bound decides the set: decided is true and pv is that volume,
+// or nil when its node affinity does not fit the node.
+func (f *finder) prebound(list []*record, set modeSet) (pv *v1.PersistentVolume, decided bool) {
+	for _, r := range list {
+		if r.modes != set || !f.preboundFits(r) {
+			continue
+		}
+		if f.opts.Node != nil && !r.fitsNode(f) {
+			return nil, true
+		}
+		return r.pv, true
+	}
+	return nil, false
+}
+
+// preboundFits reports whether r, listed under the claim's key, is a volume
+// FindMatchingVolume returns as pre-bound to the claim (before it checks node
+// affinity): bound to the claim's UID or to none, not excluded, large
+// enough, of the same volume mode and VolumeAttributesClass, not being
+// deleted. Phase, class and selector are not checked.
+func (f *finder) preboundFits(r *record) bool {
+	return r.boundTo(f.claim) && !f.opts.Exclude[r.key.name] &&
+		r.key.cap.compare(f.request) >= 0 && r.group.mode == f.group.mode &&
+		r.group.vac == f.group.vac && !r.deleting
+}
+
+// smallest returns the first candidate of t, from the requested capacity up,
+// that passes the checks the tree does not encode.
+func (f *finder) smallest(t *tree) *v1.PersistentVolume {
+	if r := f.smallestRecord(t, false, nil); r != nil {
+		return r.pv
+	}
+	return nil
+}
+
+// smallestRecord is smallest; checkModes adds FindMatchingVolume's
+// CheckAccessModes, needed only for claims with unknown modes. When below is
+// set, only records ordered before it are considered.
+func (f *finder) smallestRecord(t *tree, checkModes bool, below *record) *record {
+	c := t.atLeast(f.request)
+	for r := c.next(); r != nil; r = c.next() {
+		if below != nil && r.key.compare(below.key) >= 0 {
+			return nil
+		}
+		if f.opts.Exclude[r.key.name] {
+			continue
+		}
+		if f.selector != nil && !f.selector.Matches(labels.Set(r.pv.Labels)) {
+			continue
+		}
+		if f.opts.Node != nil && !r.fitsNode(f) {
+			continue
+		}
+		if checkModes && !f.modesFit(r) {
+			continue
+		}
+		return r
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package pvindex
+
+import (
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/utils/ptr"
+)
+
+// claimKey names a claim without allocating a "namespace/name" string.
+type claimKey struct {
+	namespace, name string
+}
+
+// group is what a claim and a volume must share exactly to match: the
+// storage class (beta annotation first, as Kubernetes reads it), the
+// VolumeAttributesClass and the volume mode (unset means Filesystem).
+type group struct {
+	class, vac string
+	mode       v1.PersistentVolumeMode
+}
+
+func modeOrDefault(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
+	if m == nil {
+		return v1.PersistentVolumeFilesystem
+	}
+	return *m
+}
+
+// record is what the Index derives from one volume when it is upserted, so
+// that FindBestMatch reads precomputed fields only.
+type record struct {
+	pv    *v1.PersistentVolume // shared with the caller; read-only
+	key   key
+	modes modeSet
+	group group
+
+	hasClaim bool
+	claim    claimKey
+	claimUID types.UID
+
+	deleting bool // deletionTimestamp is set
+	// candidate: unbound, Available and not being deleted, so the record sits
+	// in the tree of its group and mode set.
+	candidate bool
+
+	// affinity is the parsed spec.nodeAffinity.required, built on first use.
+	affinity atomic.Pointer[nodeaffinity.LazyErrorNodeSelector]
+}
+
+func newRecord(pv *v1.PersistentVolume) *record {
+	r := &record{
+		pv:    pv,
+		key:   key{cap: storageOf(pv.Spec.Capacity), name: pv.Name},
+		modes: volumeModes(pv.Spec.AccessModes),
+		group: group{
+			class: volume.GetPersistentVolumeClass(pv),
+			vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
+			mode:  modeOrDefault(pv.Spec.VolumeMode),
+		},
+		deleting: pv.DeletionTimestamp != nil,
+	}
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		r.hasClaim = true
+		r.claim = claimKey{namespace: ref.Namespace, name: ref.Name}
+		r.claimUID = ref.UID
+	}
+	r.candidate = !r.hasClaim && !r.deleting && pv.Status.Phase == v1.VolumeAvailable
+	return r
+}
+
+// boundTo reports whether the volume is pre-bound or bound to the claim, as
+// component-helpers' IsVolumeBoundToClaim does; the namespace and name are
+// already equal because the record was found under the claim's key.
+func (r *record) boundTo(claim *v1.PersistentVolumeClaim) bool {
+	return r.claimUID == "" || r.claimUID == claim.UID
+}
+
+// fitsNode reports whether the volume may be used on the node: the caller's
+// NodeMatches when set (an error counts as no), else the volume's required
+// node affinity evaluated on the node's labels only, exactly as
+// component-helpers' CheckNodeAffinity does.
+func (r *record) fitsNode(f *finder) bool {
+	if f.opts.NodeMatches != nil {
+		ok, err := f.opts.NodeMatches(r.pv, f.opts.Node)
+		return err == nil && ok
+	}
+	na := r.pv.Spec.NodeAffinity
+	if na == nil || na.Required == nil {
+		return true
+	}
+	sel := r.affinity.Load()
+	if sel == nil {
+		sel = nodeaffinity.NewLazyErrorNodeSelector(na.Required)
+		r.affinity.Store(sel)
+	}
+	ok, err := sel.Match(&f.labelsNode)
+	return err == nil && ok
+}
