@@ -1,0 +1,8 @@
+// Package recyclertest provides Pods, an in-memory recycler.PodAPI for
+// tests and examples. Tests play the kubelet with SetStatus, Finish,
+// FinishOnCreate or OnCreate; play other clients and the API server with
+// Add, Remove, EndWatches, SendWatchError and FailNext; and inspect what the
+// recycler did with Calls, Pod, Len and Watches. It is deliberately small:
+// binder/bindertest's in-memory API implements recycler.PodAPI too, with
+// resourceVersion conflicts and fault injection for every kind of object.
+package recyclertest
