@@ -1,0 +1,113 @@
+package volbind_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// bindObjects returns n Available volumes and n Pending claims in three
+// storage classes with sizes of 1–1024 Gi, such that every claim has a
+// volume (best fit binds them all).
+func bindObjects(n int) []runtime.Object {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	classes := []string{"", "gold", "silver"}
+	objs := make([]runtime.Object, 0, 2*n)
+	for i := range n {
+		class := classes[i%len(classes)]
+		size := resource.MustParse(fmt.Sprintf("%dGi", 1+rng.IntN(1024)))
+		objs = append(objs, &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv-%06d", i)},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:                      v1.ResourceList{v1.ResourceStorage: size},
+				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+				StorageClassName:              class,
+			},
+			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
+		}, &v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim-%06d", i), Namespace: "bench", UID: types.UID(fmt.Sprintf("uid-claim-%06d", i))},
+			Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: size}},
+				StorageClassName: ptr.To(class),
+			},
+			Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
+		})
+	}
+	return objs
+}
+
+// BenchmarkBinderBindAll binds N pending claims to N volumes end to end on
+// the in-memory API server: from Run to quiescence, with the four writes
+// of every binding and the events they cause. Setup (seeding, handler
+// registration) and shutdown are not timed. workers is the number of claim
+// workers and of volume workers (Kubernetes runs one of each).
+func BenchmarkBinderBindAll(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		objs := bindObjects(n)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("claims=%d/workers=%d", n, workers), func(b *testing.B) {
+				benchmarkBindAll(b, objs, n, workers)
+			})
+		}
+	}
+}
+
+func benchmarkBindAll(b *testing.B, objs []runtime.Object, n, workers int) {
+	b.ReportAllocs()
+	var writes, conflicts int64
+	for b.Loop() {
+		b.StopTimer()
+		ctx, cancel := context.WithCancel(context.Background())
+		srv := bindertest.New()
+		if err := srv.Seed(ctx, objs...); err != nil {
+			b.Fatal(err)
+		}
+		bd, err := binder.New(srv, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		removeV := srv.AddEventHandler(bindertest.KindVolume, bd.VolumeHandler())
+		removeC := srv.AddEventHandler(bindertest.KindClaim, bd.ClaimHandler())
+		done := make(chan error, 1)
+		b.StartTimer()
+
+		go func() { done <- bd.Run(ctx) }()
+		if err := bd.WaitForQuiescence(ctx); err != nil {
+			b.Fatal(err)
+		}
+
+		b.StopTimer()
+		st := srv.Stats()
+		writes += st.TotalWrites()
+		conflicts += st.Conflicts
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		removeV()
+		removeC()
+		for _, pvc := range srv.Claims() {
+			if pvc.Status.Phase != v1.ClaimBound {
+				b.Fatalf("claim %s is %s", pvc.Name, pvc.Status.Phase)
+			}
+		}
+		b.StartTimer()
+	}
+	bindings := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/bindings, "ns/binding")
+	b.ReportMetric(float64(writes)/bindings, "writes/binding")
+	b.ReportMetric(float64(conflicts)/float64(b.N), "conflicts/op")
+}

@@ -1,0 +1,13 @@
+package bindertest_test
+
+import (
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/binder/bindertest"
+	"github.com/volbind/volbind/recycler"
+)
+
+// The Server implements the APIs of the binder and the recycler.
+var (
+	_ binder.API      = (*bindertest.Server)(nil)
+	_ recycler.PodAPI = (*bindertest.Server)(nil)
+)

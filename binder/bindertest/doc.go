@@ -1,0 +1,15 @@
+// Package bindertest is an in-memory API server for tests, benchmarks and
+// simulations of volume binding: a Server holds StorageClasses, Nodes,
+// PersistentVolumes, PersistentVolumeClaims and Pods with the semantics of
+// kube-apiserver + etcd that a binder depends on (a global increasing
+// resourceVersion, Conflict on a stale one, the status subresource,
+// finalizers and deletionTimestamp, ordered events, watches that resume from
+// a resourceVersion). It implements binder.API and recycler.PodAPI, feeds
+// event handlers directly (AddEventHandler) or client-go informers
+// (ListWatch), counts requests (Stats) and injects errors, conflicts and
+// latency into chosen requests (InjectFault).
+//
+// Objects passed to a Server are never retained; objects returned are deep
+// copies the caller owns; objects passed to event handlers are shared and
+// read-only. All methods are safe for concurrent use.
+package bindertest

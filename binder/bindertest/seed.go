@@ -1,0 +1,128 @@
+package bindertest
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Seed stores objs as they are, status included, as if they had been
+// written earlier: each gets a new resourceVersion, and a uid and
+// creationTimestamp when it has none; defaults are applied. Seed is all or
+// nothing: an unsupported or invalid object, or a name that is taken (in
+// the Server or earlier in objs), fails it with nothing stored. Seeding
+// is not counted in Stats and ignores faults; handlers and watches see the
+// objects as Added events. objs are not retained.
+func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	type item struct {
+		kind Kind
+		key  string
+		obj  object
+	}
+	items := make([]item, 0, len(objs))
+	for _, in := range objs {
+		o, k, err := generic(in)
+		if err != nil {
+			return err
+		}
+		obj, err := s.prepareNew(k, o, true)
+		if err != nil {
+			return err
+		}
+		if obj.GetName() == "" {
+			return badRequest("seed %s with generateName %q: a seeded object needs a name", k, obj.GetGenerateName())
+		}
+		items = append(items, item{kind: k, key: objectKey(k, obj.GetNamespace(), obj.GetName()), obj: obj})
+	}
+
+	s.mu.Lock()
+	seen := make(map[Kind]map[string]bool)
+	for _, it := range items {
+		_, taken := s.objs[it.kind][it.key]
+		if taken || seen[it.kind][it.key] {
+			s.mu.Unlock()
+			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
+		}
+		if seen[it.kind] == nil {
+			seen[it.kind] = make(map[string]bool)
+		}
+		seen[it.kind][it.key] = true
+	}
+	var queued bool
+	for _, it := range items {
+		if it.obj.GetUID() == "" {
+			s.seq++
+			it.obj.SetUID(uidFor(s.seq))
+		}
+		if s.insertLocked(it.kind, it.key, it.obj) {
+			queued = true
+		}
+	}
+	s.mu.Unlock()
+	if queued {
+		s.deliver()
+	}
+	return nil
+}
+
+// List returns deep copies of every object of kind, sorted by key
+// ("name" or "namespace/name"). The caller owns them. An invalid kind
+// lists nothing.
+func (s *Server) List(kind Kind) []runtime.Object {
+	if !kind.valid() {
+		return nil
+	}
+	s.mu.RLock()
+	objs := s.sortedLocked(kind)
+	s.mu.RUnlock()
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = deepCopy(o)
+	}
+	return out
+}
+
+// Objects returns deep copies of every object, kind by kind
+// (StorageClasses, Nodes, PersistentVolumes, PersistentVolumeClaims, Pods),
+// each kind sorted by key. The caller owns them.
+func (s *Server) Objects() []runtime.Object {
+	var out []runtime.Object
+	for _, k := range allKinds() {
+		out = append(out, s.List(k)...)
+	}
+	return out
+}
+
+// Volumes returns deep copies of every PersistentVolume, sorted by name.
+// The caller owns them.
+func (s *Server) Volumes() []*v1.PersistentVolume {
+	return listTyped[*v1.PersistentVolume](s, KindVolume)
+}
+
+// Claims returns deep copies of every PersistentVolumeClaim, sorted by
+// namespace/name. The caller owns them.
+func (s *Server) Claims() []*v1.PersistentVolumeClaim {
+	return listTyped[*v1.PersistentVolumeClaim](s, KindClaim)
+}
+
+// Pods returns deep copies of every Pod, sorted by namespace/name. The
+// caller owns them.
+func (s *Server) Pods() []*v1.Pod {
+	return listTyped[*v1.Pod](s, KindPod)
+}
+
+func listTyped[T object](s *Server, kind Kind) []T {
+	s.mu.RLock()
+	objs := s.sortedLocked(kind)
+	s.mu.RUnlock()
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		out[i] = deepCopy(o).(T)
+	}
+	return out
+}

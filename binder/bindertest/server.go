@@ -1,0 +1,486 @@
+package bindertest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// optimisticLockMsg is kube-apiserver's message for a stale resourceVersion.
+const optimisticLockMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// DefaultHistory is the number of recent events a Server keeps by default
+// so that a watch may resume from a recent resourceVersion.
+const DefaultHistory = 10_000
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock sets the clock that stamps creation, deletion and phase
+// transition times and times injected latency. The default is the real
+// clock. Use k8s.io/utils/clock/testing.FakeClock in tests.
+func WithClock(clk clock.Clock) Option {
+	return func(s *Server) {
+		if clk != nil {
+			s.clk = clk
+		}
+	}
+}
+
+// WithHistory sets how many recent events the Server keeps (default
+// DefaultHistory) so that a watch can resume from a recent
+// resourceVersion. A watch from a resourceVersion older than the history
+// fails with a 410 Gone (Expired) error, on which client-go reflectors
+// relist. n < 1 keeps none: only a watch from the current resourceVersion
+// resumes.
+func WithHistory(n int) Option {
+	return func(s *Server) { s.hist = newRing(n) }
+}
+
+// Server is an in-memory API server for StorageClasses, Nodes,
+// PersistentVolumes, PersistentVolumeClaims and Pods with the semantics of
+// kube-apiserver + etcd that a volume binder depends on:
+//
+//   - one global resourceVersion that every committed write increases;
+//   - an update or status update carrying a stale resourceVersion fails
+//     with apierrors' Conflict (an empty resourceVersion updates
+//     unconditionally, as PersistentVolumes and claims allow); an update
+//     that changes nothing writes nothing and keeps the resourceVersion;
+//   - status is a subresource: an update keeps the stored status, a status
+//     update keeps the stored metadata and spec;
+//   - immutable fields stay so: changing a volume's source or volume mode,
+//     a claim's spec (other than setting volumeName once, or growing a
+//     bound claim's request) or a class's parameters fails with Invalid;
+//   - create sets uid, creationTimestamp, resourceVersion and a name from
+//     generateName, applies the API's defaults and drops the status sent;
+//   - delete removes the object, or, when it has finalizers, sets
+//     deletionTimestamp; the update that removes the last finalizer then
+//     removes it. Pods are removed at once (there is no kubelet);
+//   - NotFound, AlreadyExists, Conflict, Invalid and BadRequest errors are
+//     k8s.io/apimachinery/pkg/api/errors values;
+//   - changes reach event handlers (AddEventHandler) and watches (Watch,
+//     ListWatch) in resourceVersion order.
+//
+// It implements the binder's API (binder.API) and the recycler's pod API
+// (recycler.PodAPI). Objects passed in are never retained or modified;
+// objects returned are deep copies that the caller owns. It counts requests
+// (Stats) and can inject faults (InjectFault). All methods are safe for
+// concurrent use. The zero value is not usable; use New.
+type Server struct {
+	clk   clock.Clock
+	stats counters
+
+	// faultMu guards faults; numFaults lets requests skip faultMu when no
+	// fault is set.
+	faultMu   sync.Mutex
+	faults    []*faultState
+	numFaults atomic.Int64
+
+	// mu guards every field below it up to dmu. Writes hold it
+	// exclusively; reads share it.
+	mu sync.RWMutex
+	// rv is the last resourceVersion handed out (global, like etcd's
+	// revision).
+	rv uint64
+	// seq numbers UIDs and generated names.
+	seq uint64
+	// objs holds the stored version of each object by kind and key
+	// ("name" or "namespace/name"). Stored versions are immutable.
+	objs [numKinds]map[string]object
+	// subs are the handler subscriptions per kind. Copy on write: a
+	// queued delivery keeps the slice of its commit.
+	subs [numKinds][]*subscriber
+	// watchers are the open watches per kind.
+	watchers [numKinds][]*watcher
+	// hist keeps recent events for watches resuming from a resourceVersion.
+	hist *ring
+
+	// dmu guards the handler queue below. Taken after mu, never before.
+	dmu sync.Mutex
+	// pending are the handler deliveries not yet run, in commit order.
+	pending []delivery
+	// spare is a drained queue kept for reuse.
+	spare []delivery
+	// draining is set while a goroutine runs the queue.
+	draining bool
+}
+
+// New returns an empty Server. It starts no goroutines.
+func New(opts ...Option) *Server {
+	s := &Server{clk: clock.RealClock{}, hist: newRing(DefaultHistory)}
+	for k := range s.objs {
+		s.objs[k] = make(map[string]object)
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// ResourceVersion returns the current (latest) resourceVersion.
+func (s *Server) ResourceVersion() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return formatRV(s.rv)
+}
+
+func formatRV(rv uint64) string { return strconv.FormatUint(rv, 10) }
+
+// storedRV returns a stored version's resourceVersion, which the Server
+// set from a number.
+func storedRV(o object) uint64 {
+	n, _ := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+	return n
+}
+
+// objectKey returns the store key of a namespaced or cluster-scoped object.
+func objectKey(kind Kind, namespace, name string) string {
+	if kind.namespaced() {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+// uidFor returns a deterministic UUID-shaped UID for sequence number n.
+func uidFor(n uint64) types.UID {
+	return types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(n>>48), n&(1<<48-1)))
+}
+
+// now returns the clock's time at the second precision the API serializes.
+func (s *Server) now() metav1.Time { return metav1.NewTime(s.clk.Now()).Rfc3339Copy() }
+
+func notFound(kind Kind, name string) error {
+	return apierrors.NewNotFound(kind.groupResource(), name)
+}
+
+func conflict(kind Kind, name string) error {
+	return apierrors.NewConflict(kind.groupResource(), name, errors.New(optimisticLockMsg))
+}
+
+func badRequest(format string, args ...any) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("bindertest: "+format, args...))
+}
+
+// checkArg validates the argument of a write: a non-nil object of kind.
+func checkArg(kind Kind, in object) error {
+	if in == nil || isNil(in) {
+		return badRequest("nil %s", kind)
+	}
+	if k, ok := kindOf(in); !ok || k != kind {
+		return badRequest("object of type %T is not a %s", in, kind)
+	}
+	return nil
+}
+
+// prepareNew makes the private copy a create or seed stores: defaults,
+// no type metadata, and (create only) the API's reset of status and
+// system fields.
+func (s *Server) prepareNew(kind Kind, in object, seed bool) (object, error) {
+	obj := deepCopy(in)
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if !kind.namespaced() {
+		obj.SetNamespace("")
+	}
+	if err := validateCreate(kind, obj); err != nil {
+		return nil, err
+	}
+	applyDefaults(obj)
+	now := s.now()
+	if seed {
+		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+			obj.SetCreationTimestamp(now)
+		}
+		return obj, nil
+	}
+	resetStatusForCreate(obj, now)
+	obj.SetCreationTimestamp(now)
+	obj.SetUID("")
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	return obj, nil
+}
+
+// create stores a new object as kube-apiserver's create does. It returns
+// the stored version (shared; callers copy it).
+func (s *Server) create(ctx context.Context, kind Kind, in object) (object, error) {
+	if err := checkArg(kind, in); err != nil {
+		return nil, err
+	}
+	if err := s.begin(ctx, vCreate, kind, in.GetNamespace(), in.GetName()); err != nil {
+		return nil, err
+	}
+	obj, err := s.prepareNew(kind, in, false)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if obj.GetName() == "" {
+		s.generateNameLocked(kind, obj)
+	}
+	key := objectKey(kind, obj.GetNamespace(), obj.GetName())
+	if _, ok := s.objs[kind][key]; ok {
+		s.mu.Unlock()
+		return nil, apierrors.NewAlreadyExists(kind.groupResource(), obj.GetName())
+	}
+	s.seq++
+	obj.SetUID(uidFor(s.seq))
+	queued := s.insertLocked(kind, key, obj)
+	s.mu.Unlock()
+	if queued {
+		s.deliver()
+	}
+	return obj, nil
+}
+
+// nameAlphabet is the alphabet of generated name suffixes (kube-apiserver's:
+// no vowels, no confusable characters).
+const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// generateNameLocked sets a free name made of obj's generateName and a
+// 5-character suffix.
+func (s *Server) generateNameLocked(kind Kind, obj object) {
+	for {
+		s.seq++
+		var suffix [5]byte
+		n := s.seq
+		for i := len(suffix) - 1; i >= 0; i-- {
+			suffix[i] = nameAlphabet[n%uint64(len(nameAlphabet))]
+			n /= uint64(len(nameAlphabet))
+		}
+		name := obj.GetGenerateName() + string(suffix[:])
+		if _, ok := s.objs[kind][objectKey(kind, obj.GetNamespace(), name)]; !ok {
+			obj.SetName(name)
+			return
+		}
+	}
+}
+
+// insertLocked stores obj (which the store owns from now on) under a new
+// resourceVersion and commits its Added event. It reports whether handler
+// deliveries were queued.
+func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
+	s.rv++
+	obj.SetResourceVersion(formatRV(s.rv))
+	s.objs[kind][key] = obj
+	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
+}
+
+// commitLocked records a committed change for history, watches and
+// handlers. It reports whether handler deliveries were queued.
+func (s *Server) commitLocked(ev event) bool {
+	s.hist.add(ev)
+	for _, w := range s.watchers[ev.kind] {
+		w.push(watchItem{ev: ev})
+	}
+	if subs := s.subs[ev.kind]; len(subs) > 0 {
+		s.enqueue(delivery{ev: ev, subs: subs})
+		return true
+	}
+	return false
+}
+
+// parseRV parses a resourceVersion; "" is 0.
+func parseRV(kind Kind, name, rv string) (uint64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0, badRequest("%s %q: invalid resourceVersion %q", kind, name, rv)
+	}
+	return n, nil
+}
+
+// update writes in's metadata and spec (status=false) or its status
+// (status=true) as kube-apiserver's update and update-status do. It
+// returns the stored version (shared; callers copy it).
+func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) (object, error) {
+	v := vUpdate
+	if status {
+		v = vUpdateStatus
+	}
+	if err := checkArg(kind, in); err != nil {
+		return nil, err
+	}
+	if err := s.begin(ctx, v, kind, in.GetNamespace(), in.GetName()); err != nil {
+		return nil, err
+	}
+	if status && !kind.hasStatus() {
+		return nil, apierrors.NewMethodNotSupported(kind.groupResource(), "update status")
+	}
+	name := in.GetName()
+	wantRV, err := parseRV(kind, name, in.GetResourceVersion())
+	if err != nil {
+		return nil, err
+	}
+	key := objectKey(kind, in.GetNamespace(), name)
+	var now metav1.Time
+	if status && kind == KindVolume {
+		now = s.now()
+	}
+
+	s.mu.Lock()
+	old, ok := s.objs[kind][key]
+	if !ok {
+		s.mu.Unlock()
+		return nil, notFound(kind, name)
+	}
+	if wantRV != 0 && wantRV != storedRV(old) {
+		s.mu.Unlock()
+		s.stats.conflicts.Add(1)
+		return nil, conflict(kind, name)
+	}
+	var next object
+	if status {
+		next = withStatus(old, in)
+		applyDefaults(next)
+		prepareStatusUpdate(next, old, now)
+	} else {
+		next = withMetaAndSpec(in, old)
+		if !kind.namespaced() {
+			next.SetNamespace("")
+		}
+		applyDefaults(next)
+		keepSystemFields(next, old)
+		if err := validateUpdate(kind, next, old); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	next.SetResourceVersion(old.GetResourceVersion())
+	if unchanged(next, old, status) {
+		// A no-op update writes nothing: same resourceVersion, no event.
+		s.mu.Unlock()
+		return old, nil
+	}
+	s.rv++
+	next.SetResourceVersion(formatRV(s.rv))
+	var queued bool
+	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
+		// The last finalizer is gone: the deletion completes.
+		delete(s.objs[kind], key)
+		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
+	} else {
+		s.objs[kind][key] = next
+		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
+	}
+	s.mu.Unlock()
+	if queued {
+		s.deliver()
+	}
+	return next, nil
+}
+
+// keepSystemFields sets the metadata an update cannot change to old's, as
+// kube-apiserver's update does.
+func keepSystemFields(next, old object) {
+	if next.GetUID() == "" {
+		next.SetUID(old.GetUID())
+	}
+	next.SetCreationTimestamp(old.GetCreationTimestamp())
+	next.SetGeneration(old.GetGeneration())
+	next.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	next.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+}
+
+// delete removes an object. An object with finalizers is only marked
+// (deletionTimestamp, deletionGracePeriodSeconds 0) and is removed by the
+// update that clears its last finalizer, as kube-apiserver does.
+func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) error {
+	if !kind.valid() {
+		return badRequest("invalid kind %s", kind)
+	}
+	if err := s.begin(ctx, vDelete, kind, namespace, name); err != nil {
+		return err
+	}
+	now := s.now()
+	key := objectKey(kind, namespace, name)
+	s.mu.Lock()
+	old, ok := s.objs[kind][key]
+	if !ok {
+		s.mu.Unlock()
+		return notFound(kind, name)
+	}
+	if old.GetDeletionTimestamp() != nil {
+		// Already being deleted, waiting for finalizers: nothing changes.
+		s.mu.Unlock()
+		return nil
+	}
+	next := shallowCopy(old)
+	s.rv++
+	next.SetResourceVersion(formatRV(s.rv))
+	var queued bool
+	if len(old.GetFinalizers()) > 0 {
+		grace := int64(0)
+		next.SetDeletionTimestamp(&now)
+		next.SetDeletionGracePeriodSeconds(&grace)
+		s.objs[kind][key] = next
+		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
+	} else {
+		delete(s.objs[kind], key)
+		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
+	}
+	s.mu.Unlock()
+	if queued {
+		s.deliver()
+	}
+	return nil
+}
+
+// get returns the stored version (shared; callers copy it).
+func (s *Server) get(ctx context.Context, kind Kind, namespace, name string) (object, error) {
+	if !kind.valid() {
+		return nil, badRequest("invalid kind %s", kind)
+	}
+	if err := s.begin(ctx, vGet, kind, namespace, name); err != nil {
+		return nil, err
+	}
+	key := objectKey(kind, namespace, name)
+	s.mu.RLock()
+	o, ok := s.objs[kind][key]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, notFound(kind, name)
+	}
+	return o, nil
+}
+
+// begin runs before every request: it fails on a done ctx, counts the
+// request and applies matching faults (latency first, then an error).
+func (s *Server) begin(ctx context.Context, v verbIndex, kind Kind, namespace, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.stats.request(v, kind)
+	if s.numFaults.Load() == 0 {
+		return nil
+	}
+	return s.applyFaults(ctx, v, kind, namespace, name)
+}
+
+// sortedLocked returns the stored versions of kind sorted by key.
+func (s *Server) sortedLocked(kind Kind) []object {
+	m := s.objs[kind]
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare)
+	out := make([]object, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package binder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/internal/pvindex"
+)
+
+// maxMatchAttempts bounds how often a claim sync searches again because the
+// volume it chose changed before it could lock it.
+const maxMatchAttempts = 5
+
+// errVolumeChurn is returned when the chosen volume kept changing; the
+// claim is retried later.
+var errVolumeChurn = errors.New("binder: the chosen volume kept changing")
+
+// syncClaim decides what to do with a claim: Kubernetes' syncClaim. The
+// claim is the cached version; it is never mutated.
+func (b *Binder) syncClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
+	if v := klog.FromContext(ctx).V(4); v.Enabled() {
+		v.Info("Synchronizing PersistentVolumeClaim", "PVC", klog.KObj(claim),
+			"phase", claim.Status.Phase, "volumeName", claim.Spec.VolumeName)
+	}
+	if !metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBindCompleted) {
+		return b.syncUnboundClaim(ctx, claim)
+	}
+	return b.syncBoundClaim(ctx, claim)
+}
+
+// syncUnboundClaim handles a claim that has not completed binding.
+func (b *Binder) syncUnboundClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
+	if claim.Spec.VolumeName == "" {
+		return b.syncUnrequestedClaim(ctx, claim)
+	}
+	return b.syncRequestedClaim(ctx, claim)
+}
+
+// syncUnrequestedClaim handles an unbound claim that did not ask for a
+// volume: bind it to the best match, or leave it Pending.
+func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
+	logger := klog.FromContext(ctx)
+	delay, err := b.classes.delayBinding(claim)
+	if err != nil {
+		return err
+	}
+	pv, release, err := b.findAndLock(claim, delay)
+	if err != nil {
+		logger.V(2).Info("Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
+		return fmt.Errorf("error finding PV for claim %q: %w", claimKeyOf(claim), err)
+	}
+	if pv != nil {
+		defer release()
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Synchronizing unbound PersistentVolumeClaim, volume found", "PVC", klog.KObj(claim), "volumeName", pv.Name)
+		}
+		return b.bind(ctx, pv, claim)
+	}
+
+	logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, no volume found", "PVC", klog.KObj(claim))
+	updated, err := b.assignDefaultStorageClass(ctx, claim)
+	if err != nil {
+		return fmt.Errorf("can't update PersistentVolumeClaim[%q]: %w", claimKeyOf(claim), err)
+	}
+	if updated {
+		// The update's event syncs the claim again with its new class.
+		return nil
+	}
+	switch {
+	case delay && !volume.IsDelayBindingProvisioning(claim):
+		b.event(claim, v1.EventTypeNormal, ReasonWaitForFirstConsumer, msgWaitForConsumer)
+	case volume.GetPersistentVolumeClaimClass(claim) != "":
+		return b.provisionClaim(ctx, claim)
+	default:
+		b.event(claim, v1.EventTypeNormal, ReasonFailedBinding, msgNoClass)
+	}
+	_, err = b.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+	return err
+}
+
+// findAndLock finds the best volume for the claim, reserves it against
+// other claim workers and locks it. It returns the volume's current
+// version and a release func, or nil when nothing matches.
+func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.PersistentVolume, func(), error) {
+	for range maxMatchAttempts {
+		b.matchMu.Lock()
+		pv, err := b.store.index.FindBestMatch(claim, pvindex.FindOptions{DelayBinding: delay, Exclude: b.reserved})
+		if err != nil || pv == nil {
+			b.matchMu.Unlock()
+			return nil, nil, err
+		}
+		name := pv.Name
+		b.reserved[name] = true
+		b.matchMu.Unlock()
+
+		b.volumeLocks.LockKey(name)
+		release := func() {
+			_ = b.volumeLocks.UnlockKey(name)
+			b.matchMu.Lock()
+			delete(b.reserved, name)
+			b.matchMu.Unlock()
+		}
+		if cur, ok := b.store.volume(name); ok && cur.ResourceVersion == pv.ResourceVersion {
+			return cur, release, nil
+		}
+		// A volume sync changed it while we waited for its lock.
+		release()
+	}
+	return nil, nil, errVolumeChurn
+}
+
+// syncRequestedClaim handles an unbound claim that asked for a volume by
+// name (spec.volumeName).
+func (b *Binder) syncRequestedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
+	logger := klog.FromContext(ctx)
+	name := claim.Spec.VolumeName
+	b.volumeLocks.LockKey(name)
+	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	pv, found := b.store.volume(name)
+	if !found {
+		logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume requested and not found, will try again next time", "PVC", klog.KObj(claim), "volumeName", name)
+		_, err := b.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+		return err
+	}
+	if err := validateVolume(pv); err != nil {
+		b.warn(claim, ReasonVolumeMismatch, fmt.Sprintf("Cannot bind to requested volume %q: %s", name, err))
+		_, err := b.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+		return err
+	}
+	switch {
+	case pv.Spec.ClaimRef == nil:
+		if err := checkVolumeSatisfyClaim(pv, claim); err != nil {
+			logger.V(4).Info("Can't bind the claim to volume", "PVC", klog.KObj(claim), "volumeName", name, "err", err)
+			b.warn(claim, ReasonVolumeMismatch, fmt.Sprintf("Cannot bind to requested volume %q: %s", name, err))
+			_, err := b.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+			return err
+		}
+		return b.bind(ctx, pv, claim)
+	case volume.IsVolumeBoundToClaim(pv, claim):
+		// The volume is pre-bound or bound to this claim: finish the binding.
+		return b.bind(ctx, pv, claim)
+	case !metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBoundByController):
+		// The user asked for a volume bound to someone else: retry later.
+		b.warn(claim, ReasonFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", name))
+		_, err := b.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+		return err
+	default:
+		// Someone removed bind-completed from a claim the controller bound.
+		b.warn(claim, ReasonFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", name))
+		ref := pv.Spec.ClaimRef
+		return fmt.Errorf("invalid binding of claim %q to volume %q: volume already claimed by %q",
+			claimKeyOf(claim), name, ref.Namespace+"/"+ref.Name)
+	}
+}
+
+// syncBoundClaim handles a claim that completed binding once: it keeps it
+// bound, or marks it Lost when its volume is gone or bound elsewhere.
+func (b *Binder) syncBoundClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
+	if claim.Spec.VolumeName == "" {
+		_, err := b.updateClaimStatusWithEvent(ctx, claim, v1.ClaimLost, nil, v1.EventTypeWarning, ReasonClaimLost, msgLostReference)
+		return err
+	}
+	name := claim.Spec.VolumeName
+	b.volumeLocks.LockKey(name)
+	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	pv, found := b.store.volume(name)
+	switch {
+	case !found:
+		_, err := b.updateClaimStatusWithEvent(ctx, claim, v1.ClaimLost, nil, v1.EventTypeWarning, ReasonClaimLost, msgLostVolume)
+		return err
+	case pv.Spec.ClaimRef == nil, pv.Spec.ClaimRef.UID == claim.UID:
+		// The volume came unbound (or its update is not seen yet), or all
+		// is well: bind writes only what differs, usually nothing.
+		return b.bind(ctx, pv, claim)
+	default:
+		_, err := b.updateClaimStatusWithEvent(ctx, claim, v1.ClaimLost, nil, v1.EventTypeWarning, ReasonClaimMisbound, msgMisbound)
+		return err
+	}
+}
+
+// checkVolumeSatisfyClaim says why a requested, unclaimed volume cannot be
+// bound to the claim, with Kubernetes' messages.
+func checkVolumeSatisfyClaim(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	if pv.DeletionTimestamp != nil {
+		return fmt.Errorf("the volume is marked for deletion %q", pv.Name)
+	}
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	if capacity.Value() < requested.Value() {
+		return errors.New("requested PV is too small")
+	}
+	if volume.GetPersistentVolumeClass(pv) != volume.GetPersistentVolumeClaimClass(claim) {
+		return errors.New("storageClassName does not match")
+	}
+	if ptr.Deref(claim.Spec.VolumeAttributesClassName, "") != ptr.Deref(pv.Spec.VolumeAttributesClassName, "") {
+		return errors.New("volumeAttributesClassName does not match")
+	}
+	if volume.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
+		return errors.New("incompatible volumeMode")
+	}
+	if !volume.CheckAccessModes(claim, pv) {
+		return errors.New("incompatible accessMode")
+	}
+	return nil
+}
+
+// assignDefaultStorageClass gives a claim without class the default class
+// (Kubernetes' retroactive default StorageClass assignment) and reports
+// whether it wrote the claim.
+func (b *Binder) assignDefaultStorageClass(ctx context.Context, claim *v1.PersistentVolumeClaim) (bool, error) {
+	if volume.PersistentVolumeClaimHasClass(claim) {
+		return false, nil
+	}
+	sc := b.classes.defaultClass()
+	if sc == nil {
+		return false, nil
+	}
+	clone := claim.DeepCopy()
+	clone.Spec.StorageClassName = ptr.To(sc.Name)
+	if _, err := b.writeClaim(ctx, clone); err != nil {
+		return false, err
+	}
+	klog.FromContext(ctx).V(4).Info("Assigned default StorageClass to PersistentVolumeClaim", "PVC", klog.KObj(claim), "storageClassName", sc.Name)
+	return true, nil
+}

@@ -1,0 +1,134 @@
+package binder
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of the Config fields.
+const (
+	// DefaultResyncPeriod is Kubernetes' default --pvclaimbinder-sync-period.
+	DefaultResyncPeriod = 15 * time.Second
+	// DefaultRetryBaseDelay is the first delay of a failed sync's requeue.
+	DefaultRetryBaseDelay = 5 * time.Millisecond
+	// DefaultRetryMaxDelay caps the exponential requeue delay.
+	DefaultRetryMaxDelay = 30 * time.Second
+)
+
+// Config tunes a Binder. The zero value is valid: one worker per queue, the
+// real clock, no events, no metrics and a 15 s resync.
+type Config struct {
+	// Clock drives the workqueues' delays and the resync. Nil means
+	// clock.RealClock{}.
+	Clock clock.WithTicker
+	// Recorder receives the Binder's events (FailedBinding, ClaimLost, ...).
+	// Nil drops them.
+	Recorder record.EventRecorder
+	// Registerer receives the Binder's Prometheus metrics (syncs, binds,
+	// conflicts, workqueue depth and latency). Nil means no metrics; nothing
+	// is ever registered globally. Registering fails (and New with it) when
+	// the names are already registered, so give each Binder its own
+	// registry or wrap it with prometheus.WrapRegistererWith.
+	Registerer prometheus.Registerer
+	// ClaimWorkers and VolumeWorkers are the numbers of goroutines that
+	// sync claims and volumes. Zero means 1 (as in Kubernetes); negative
+	// values are an error. A key is never synced by two workers at once and
+	// two claim workers never bind the same volume.
+	ClaimWorkers, VolumeWorkers int
+	// ResyncPeriod is how often every object is synced again even without
+	// events; zero means DefaultResyncPeriod and a negative value disables
+	// the resync. Each object is resynced at its own stable offset within
+	// the period (jitter.Resync), so resyncs are spread evenly over time.
+	ResyncPeriod time.Duration
+	// ResyncJitter adds a random delay in [0, ResyncJitter*ResyncPeriod) to
+	// each resync, to keep replicas out of step. It must be in [0, 1);
+	// zero means none.
+	ResyncJitter float64
+	// RetryBaseDelay and RetryMaxDelay bound the exponential delay before a
+	// failed sync of a key is retried; zero means DefaultRetryBaseDelay and
+	// DefaultRetryMaxDelay.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Synced are called by Run, which starts no worker until all of them
+	// return true (informers' HasSynced), so that no claim is found Lost
+	// just because its volume has not been listed yet. NewForClientset adds
+	// its informers' here.
+	Synced []toolscache.InformerSynced
+
+	// Provisioning turns dynamic provisioning on (kube-controller-manager's
+	// --enable-dynamic-provisioning); see ProvisioningConfig. Nil means
+	// off: a claim of a storage class that no volume matches is left
+	// Pending without a write or an event. New copies it.
+	Provisioning *ProvisioningConfig
+	// Reclaim turns the Delete and Recycle reclaim policies on; see
+	// ReclaimConfig. Nil means off: released volumes stay Released
+	// whatever their policy, for another controller to reclaim. Retain
+	// volumes are never touched either way. New copies it.
+	Reclaim *ReclaimConfig
+	// OperationInitialDelay and OperationMaxDelay bound the exponential
+	// backoff of a failed provisioning, deletion or recycling of one claim
+	// or volume; zero means operations.DefaultInitialDelay (500 ms) and
+	// operations.DefaultMaxDelay (2 min 2 s), as in Kubernetes.
+	OperationInitialDelay, OperationMaxDelay time.Duration
+}
+
+// withDefaults checks cfg and fills in the defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.ClaimWorkers < 0 || cfg.VolumeWorkers < 0 {
+		return cfg, fmt.Errorf("binder: negative worker count (claims %d, volumes %d): %w", cfg.ClaimWorkers, cfg.VolumeWorkers, ErrInvalidConfig)
+	}
+	if !(cfg.ResyncJitter >= 0 && cfg.ResyncJitter < 1) {
+		return cfg, fmt.Errorf("binder: resync jitter %v is not in [0, 1): %w", cfg.ResyncJitter, ErrInvalidConfig)
+	}
+	if cfg.RetryBaseDelay < 0 || cfg.RetryMaxDelay < 0 {
+		return cfg, fmt.Errorf("binder: negative retry delay (base %v, max %v): %w", cfg.RetryBaseDelay, cfg.RetryMaxDelay, ErrInvalidConfig)
+	}
+	if cfg.OperationInitialDelay < 0 || cfg.OperationMaxDelay < 0 {
+		return cfg, fmt.Errorf("binder: negative operation backoff (initial %v, max %v): %w", cfg.OperationInitialDelay, cfg.OperationMaxDelay, ErrInvalidConfig)
+	}
+	if p := cfg.Provisioning; p != nil {
+		if p.CreateVolumeRetries < 0 || p.CreateVolumeInterval < 0 || p.AllocationUnit < 0 {
+			return cfg, fmt.Errorf("binder: negative provisioning setting (retries %d, interval %v, unit %d): %w",
+				p.CreateVolumeRetries, p.CreateVolumeInterval, int64(p.AllocationUnit), ErrInvalidConfig)
+		}
+		pc := *p
+		if pc.CreateVolumeRetries == 0 {
+			pc.CreateVolumeRetries = DefaultCreateVolumeRetries
+		}
+		if pc.CreateVolumeInterval == 0 {
+			pc.CreateVolumeInterval = DefaultCreateVolumeInterval
+		}
+		cfg.Provisioning = &pc
+	}
+	if r := cfg.Reclaim; r != nil {
+		rc := *r
+		cfg.Reclaim = &rc
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.ClaimWorkers == 0 {
+		cfg.ClaimWorkers = 1
+	}
+	if cfg.VolumeWorkers == 0 {
+		cfg.VolumeWorkers = 1
+	}
+	if cfg.ResyncPeriod == 0 {
+		cfg.ResyncPeriod = DefaultResyncPeriod
+	}
+	if cfg.RetryBaseDelay == 0 {
+		cfg.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if cfg.RetryMaxDelay == 0 {
+		cfg.RetryMaxDelay = DefaultRetryMaxDelay
+	}
+	if cfg.RetryMaxDelay < cfg.RetryBaseDelay {
+		cfg.RetryMaxDelay = cfg.RetryBaseDelay
+	}
+	cfg.Synced = append([]toolscache.InformerSynced(nil), cfg.Synced...)
+	return cfg, nil
+}

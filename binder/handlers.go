@@ -1,0 +1,156 @@
+package binder
+
+import (
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+)
+
+// VolumeHandler returns the event handler of PersistentVolumes: register it
+// on an informer or call it from your own watch. Add and update events keep
+// the object (shared with the caller; never mutated) when it is newer than
+// the cached one and queue it; delete events forget it and queue the claim
+// it was bound to. Objects of other types are ignored.
+func (b *Binder) VolumeHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    b.volumeChanged,
+		UpdateFunc: func(_, obj any) { b.volumeChanged(obj) },
+		DeleteFunc: b.volumeDeleted,
+	}
+}
+
+// ClaimHandler returns the event handler of PersistentVolumeClaims; see
+// VolumeHandler. A deleted claim queues the volume it was bound to.
+func (b *Binder) ClaimHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    b.claimChanged,
+		UpdateFunc: func(_, obj any) { b.claimChanged(obj) },
+		DeleteFunc: b.claimDeleted,
+	}
+}
+
+// ClassHandler returns the event handler of StorageClasses. Any change of a
+// class queues the claims that are not bound yet, whose binding may depend
+// on the class (binding mode, default class).
+func (b *Binder) ClassHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    b.classChanged,
+		UpdateFunc: func(_, obj any) { b.classChanged(obj) },
+		DeleteFunc: b.classDeleted,
+	}
+}
+
+// unwrapDeleted returns the object of a DeletedFinalStateUnknown.
+func unwrapDeleted(obj any) any {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+func (b *Binder) volumeChanged(obj any) {
+	pv, ok := obj.(*v1.PersistentVolume)
+	if !ok || pv == nil {
+		return
+	}
+	stored, err := b.store.storeVolume(pv)
+	if err != nil {
+		klog.Background().V(2).Info("Ignoring volume event", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if stored {
+		wk := workKey{volume: true, key: pv.Name}
+		b.track(wk)
+		b.enqueue(wk)
+	}
+}
+
+func (b *Binder) volumeDeleted(obj any) {
+	pv, ok := unwrapDeleted(obj).(*v1.PersistentVolume)
+	if !ok || pv == nil {
+		return
+	}
+	cached := b.store.deleteVolume(pv)
+	b.forget(workKey{volume: true, key: pv.Name})
+	ref := pv.Spec.ClaimRef
+	if ref == nil && cached != nil {
+		ref = cached.Spec.ClaimRef
+	}
+	if ref != nil {
+		// Sync the claim now rather than at its next resync, so that it
+		// becomes Lost without delay.
+		b.enqueueClaim(ref.Namespace + "/" + ref.Name)
+	}
+}
+
+func (b *Binder) claimChanged(obj any) {
+	pvc, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok || pvc == nil {
+		return
+	}
+	stored, err := b.store.storeClaim(pvc)
+	if err != nil {
+		klog.Background().V(2).Info("Ignoring claim event", "PVC", klog.KObj(pvc), "err", err)
+		return
+	}
+	if stored {
+		wk := workKey{key: claimKeyOf(pvc)}
+		b.track(wk)
+		b.enqueue(wk)
+	}
+}
+
+func (b *Binder) claimDeleted(obj any) {
+	pvc, ok := unwrapDeleted(obj).(*v1.PersistentVolumeClaim)
+	if !ok || pvc == nil {
+		return
+	}
+	cached := b.store.deleteClaim(pvc)
+	b.forget(workKey{key: claimKeyOf(pvc)})
+	name := pvc.Spec.VolumeName
+	if name == "" && cached != nil {
+		name = cached.Spec.VolumeName
+	}
+	if name != "" {
+		// Sync the volume now, so that it is released without delay.
+		b.enqueueVolume(name)
+	}
+}
+
+func (b *Binder) classChanged(obj any) {
+	sc, ok := obj.(*storagev1.StorageClass)
+	if !ok || sc == nil {
+		return
+	}
+	b.classes.store(sc)
+	b.enqueueUnboundClaims()
+}
+
+func (b *Binder) classDeleted(obj any) {
+	sc, ok := unwrapDeleted(obj).(*storagev1.StorageClass)
+	if !ok || sc == nil {
+		return
+	}
+	b.classes.delete(sc.Name)
+	b.enqueueUnboundClaims()
+}
+
+// enqueueUnboundClaims queues every claim that has not completed binding.
+func (b *Binder) enqueueUnboundClaims() {
+	if b.running.Load() == nil {
+		return
+	}
+	for _, pvc := range b.store.claims.List() {
+		if !metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
+			b.enqueueClaim(claimKeyOf(pvc))
+		}
+	}
+}
+
+// claimKeyOf returns "namespace/name".
+func claimKeyOf(pvc *v1.PersistentVolumeClaim) string {
+	return pvc.Namespace + "/" + pvc.Name
+}

@@ -1,0 +1,53 @@
+package binder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// NewForClientset returns a Binder that writes through cs (NewClientsetAPI)
+// and learns about PersistentVolumes, PersistentVolumeClaims and
+// StorageClasses from the informers of f: it registers its handlers on
+// them and makes Run wait until they have synced. It starts nothing: the
+// caller starts f (f.Start) and calls Run, in either order. When
+// cfg.Provisioning is set without Nodes, the nodes are read from f's node
+// informer (ListerNodes), which Run waits for too.
+func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.SharedInformerFactory, cfg Config) (*Binder, error) {
+	if cs == nil || f == nil {
+		return nil, errors.Join(ErrInvalidConfig, errors.New("binder: nil clientset or informer factory"))
+	}
+	if cfg.Provisioning != nil && cfg.Provisioning.Nodes == nil {
+		pc := *cfg.Provisioning
+		nodes := f.Core().V1().Nodes()
+		pc.Nodes = ListerNodes{Lister: nodes.Lister()}
+		cfg.Provisioning = &pc
+		cfg.Synced = append(append([]toolscache.InformerSynced(nil), cfg.Synced...), nodes.Informer().HasSynced)
+	}
+	b, err := New(NewClientsetAPI(cs), cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, reg := range []struct {
+		name     string
+		informer toolscache.SharedIndexInformer
+		handler  toolscache.ResourceEventHandler
+	}{
+		{"PersistentVolume", f.Core().V1().PersistentVolumes().Informer(), b.VolumeHandler()},
+		{"PersistentVolumeClaim", f.Core().V1().PersistentVolumeClaims().Informer(), b.ClaimHandler()},
+		{"StorageClass", f.Storage().V1().StorageClasses().Informer(), b.ClassHandler()},
+	} {
+		r, err := reg.informer.AddEventHandler(reg.handler)
+		if err != nil {
+			return nil, fmt.Errorf("binder: register %s handler: %w", reg.name, err)
+		}
+		b.cfg.Synced = append(b.cfg.Synced, r.HasSynced)
+	}
+	klog.FromContext(ctx).V(4).Info("Volume binder registered on informers")
+	return b, nil
+}

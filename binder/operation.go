@@ -1,0 +1,58 @@
+package binder
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/operations"
+)
+
+// Operation names, the op argument of operations.VolumeOpName and
+// ClaimOpName, as in Kubernetes.
+const (
+	opDelete    = "delete"
+	opRecycle   = "recycle"
+	opProvision = "provision"
+)
+
+// scheduleOperation starts op under name in its own goroutine unless an
+// operation of that name is running or backing off after a failure, as
+// Kubernetes' scheduleOperation does: a refusal is logged, not returned, so
+// the sync that asked succeeds and the next sync asks again. op gets a
+// context with ctx's logger that is cancelled when Run returns.
+func (b *Binder) scheduleOperation(ctx context.Context, name string, op func(context.Context) error) {
+	logger := klog.FromContext(ctx)
+	b.mu.Lock()
+	b.operating++
+	b.mu.Unlock()
+	err := b.ops.Run(name, func(opCtx context.Context) error {
+		defer b.operationDone()
+		return op(klog.NewContext(opCtx, logger.WithValues("operation", name)))
+	})
+	if err == nil {
+		logger.V(4).Info("Started operation", "operation", name)
+		return
+	}
+	b.operationDone()
+	switch {
+	case errors.Is(err, operations.ErrAlreadyRunning):
+		logger.V(4).Info("Operation is already running, skipping", "operation", name)
+	case operations.IsBackoff(err):
+		logger.V(4).Info("Operation postponed due to exponential backoff", "operation", name, "err", err)
+	default:
+		logger.V(4).Info("Operation not started", "operation", name, "err", err)
+	}
+}
+
+// operationDone ends one operation and wakes the quiescence waiters when
+// nothing is left to do.
+func (b *Binder) operationDone() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.operating--
+	if b.idleLocked() {
+		b.wakeLocked()
+	}
+}

@@ -1,0 +1,175 @@
+package binder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/zones"
+)
+
+// saveProvisioned creates the object of a volume the Provisioner created,
+// pre-bound to the claim; the claim's next sync binds them. When the object
+// cannot be created, the storage is deleted again (or a
+// ProvisioningCleanupFailed event asks for it to be deleted by hand).
+func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, p Provisioner, req *ProvisionRequest, pv *v1.PersistentVolume) error {
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Volume for claim created", "PVC", klog.KObj(claim), "volumeName", req.VolumeName)
+	pv, err := completeVolume(pv, req)
+	var created *v1.PersistentVolume
+	if err == nil {
+		created, err = b.createProvisioned(ctx, pv, claim)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// The next run finds the object if it was created, and
+			// otherwise provisions again under the same volume name.
+			return err
+		}
+		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", claimKeyOf(claim), err))
+		if derr := b.deleteProvisioned(ctx, class, p, pv); derr != nil {
+			b.warn(claim, ReasonProvisioningCleanupFailed, fmt.Sprintf("Error cleaning provisioned volume for claim %s: %v. Please delete manually.", claimKeyOf(claim), derr))
+		}
+		return err
+	}
+	b.keepVolume(ctx, created)
+	logger.V(2).Info("Volume provisioned for claim", "PVC", klog.KObj(claim), "volumeName", created.Name)
+	b.event(claim, v1.EventTypeNormal, ReasonProvisioningSucceeded,
+		fmt.Sprintf("Successfully provisioned volume %s using %s", created.Name, class.Provisioner))
+	b.enqueueClaim(claimKeyOf(claim))
+	return nil
+}
+
+// completeVolume returns a copy of the Provisioner's volume named
+// req.VolumeName, pre-bound to the claim by the controller, annotated with
+// its provisioner, in the claim's class, with the defaults of req wherever
+// the Provisioner left a field empty, and labelled with its zones.
+func completeVolume(in *v1.PersistentVolume, req *ProvisionRequest) (*v1.PersistentVolume, error) {
+	pv := in.DeepCopy()
+	claim := req.Claim
+	pv.TypeMeta = metav1.TypeMeta{}
+	pv.Name, pv.GenerateName, pv.UID, pv.ResourceVersion = req.VolumeName, "", "", ""
+	pv.Status = v1.PersistentVolumeStatus{}
+	pv.Spec.ClaimRef = &v1.ObjectReference{
+		Kind:            "PersistentVolumeClaim",
+		APIVersion:      "v1",
+		Namespace:       claim.Namespace,
+		Name:            claim.Name,
+		UID:             claim.UID,
+		ResourceVersion: claim.ResourceVersion,
+	}
+	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnBoundByController, "yes")
+	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnDynamicallyProvisioned, req.Class.Provisioner)
+	pv.Spec.StorageClassName = volume.GetPersistentVolumeClaimClass(claim)
+	if pv.Spec.PersistentVolumeReclaimPolicy == "" {
+		pv.Spec.PersistentVolumeReclaimPolicy = req.ReclaimPolicy
+	}
+	if pv.Spec.MountOptions == nil && len(req.MountOptions) > 0 {
+		pv.Spec.MountOptions = append([]string(nil), req.MountOptions...)
+	}
+	if len(pv.Spec.AccessModes) == 0 {
+		pv.Spec.AccessModes = append([]v1.PersistentVolumeAccessMode(nil), claim.Spec.AccessModes...)
+	}
+	if pv.Spec.VolumeMode == nil && claim.Spec.VolumeMode != nil {
+		mode := *claim.Spec.VolumeMode
+		pv.Spec.VolumeMode = &mode
+	}
+	if _, ok := pv.Spec.Capacity[v1.ResourceStorage]; !ok {
+		if pv.Spec.Capacity == nil {
+			pv.Spec.Capacity = v1.ResourceList{}
+		}
+		pv.Spec.Capacity[v1.ResourceStorage] = req.Size.Quantity()
+	}
+	if req.Zones.Len() > 0 {
+		return zones.LabelVolume(pv, zones.Placement{Zones: req.Zones})
+	}
+	return pv, nil
+}
+
+// createProvisioned creates the volume's object, retrying
+// CreateVolumeRetries times CreateVolumeInterval apart. A volume of that
+// name that already exists and is bound to the claim (an earlier run
+// created it) is a success.
+func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
+	pc := b.cfg.Provisioning
+	logger := klog.FromContext(ctx)
+	var err error
+	for i := range pc.CreateVolumeRetries {
+		if i > 0 {
+			if werr := b.pause(ctx, pc); werr != nil {
+				return nil, errors.Join(err, werr)
+			}
+		}
+		var out *v1.PersistentVolume
+		out, err = b.api.CreateVolume(ctx, pv)
+		switch {
+		case err == nil:
+			b.metrics.wrote(resourceVolumes, "create")
+			return out, nil
+		case apierrors.IsAlreadyExists(err):
+			existing, gerr := b.api.GetVolume(ctx, pv.Name)
+			if gerr != nil {
+				err = gerr
+				break
+			}
+			if !provisionedFor(existing, claim) {
+				return nil, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, claimKeyOf(claim))
+			}
+			logger.V(3).Info("Provisioned volume already exists, reusing", "volumeName", pv.Name)
+			return existing, nil
+		}
+		logger.V(3).Info("Failed to save provisioned volume", "volumeName", pv.Name, "PVC", klog.KObj(claim), "err", err)
+	}
+	return nil, err
+}
+
+// pause waits CreateVolumeInterval on the Binder's clock, or until ctx is
+// done.
+func (b *Binder) pause(ctx context.Context, pc *ProvisioningConfig) error {
+	t := b.cfg.Clock.NewTimer(pc.CreateVolumeInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
+// errNoDeleter is the cleanup failure of a provisioner without a Deleter.
+var errNoDeleter = errors.New("no deleter for the provisioner")
+
+// deleteProvisioned deletes the storage of a provisioned volume whose
+// object could not be created, with the Provisioner itself when it is a
+// Deleter, or else with the Deleter registered under its name, retrying
+// like createProvisioned.
+func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.StorageClass, p Provisioner, pv *v1.PersistentVolume) error {
+	d, ok := p.(Deleter)
+	if !ok && b.cfg.Reclaim != nil {
+		d = b.cfg.Reclaim.Deleters[class.Provisioner]
+	}
+	if d == nil {
+		return fmt.Errorf("%w %q", errNoDeleter, class.Provisioner)
+	}
+	pc := b.cfg.Provisioning
+	var err error
+	for i := range pc.CreateVolumeRetries {
+		if i > 0 {
+			if werr := b.pause(ctx, pc); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		if err = d.Delete(ctx, pv); err == nil {
+			return nil
+		}
+		klog.FromContext(ctx).V(3).Info("Failed to delete provisioned storage", "volumeName", pv.Name, "err", err)
+	}
+	return err
+}

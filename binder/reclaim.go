@@ -1,0 +1,242 @@
+package binder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/operations"
+	"github.com/volbind/volbind/recycler"
+)
+
+// reclaimVolume applies the reclaim policy of a released volume, as
+// Kubernetes' reclaimVolume. Retain (also assumed when the policy is empty,
+// which the API server never stores) keeps the volume Released, untouched.
+// Delete and Recycle start an operation (deleteVolumeOperation,
+// recycleVolumeOperation) when Config.Reclaim is set, and otherwise leave
+// the volume Released for another controller. A volume that migrated to a
+// CSI driver is left to its external provisioner. An unknown policy makes
+// the volume Failed with a VolumeUnknownReclaimPolicy event.
+func (b *Binder) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume) error {
+	logger := klog.FromContext(ctx)
+	if pv.Annotations[volume.AnnMigratedTo] != "" {
+		return nil
+	}
+	name, uid := pv.Name, pv.UID
+	switch policy := pv.Spec.PersistentVolumeReclaimPolicy; policy {
+	case v1.PersistentVolumeReclaimRetain, "":
+		logger.V(4).Info("Reclaim policy is Retain, nothing to do", "volumeName", name)
+	case v1.PersistentVolumeReclaimRecycle, v1.PersistentVolumeReclaimDelete:
+		if b.cfg.Reclaim == nil {
+			logger.V(4).Info("Volume released; reclaim is not enabled in this binder", "volumeName", name, "reclaimPolicy", policy)
+			return nil
+		}
+		if policy == v1.PersistentVolumeReclaimRecycle {
+			b.scheduleOperation(ctx, operations.VolumeOpName(opRecycle, name, uid), func(ctx context.Context) error {
+				return b.recycleVolumeOperation(ctx, name, uid)
+			})
+		} else {
+			b.scheduleOperation(ctx, operations.VolumeOpName(opDelete, name, uid), func(ctx context.Context) error {
+				return b.deleteVolumeOperation(ctx, name, uid)
+			})
+		}
+	default:
+		_, err := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeUnknownReclaimPolicy, msgUnknownReclaim)
+		return err
+	}
+	return nil
+}
+
+// freshReleasedVolume reads the volume from the API and returns it when it
+// is still the volume the operation was started for (same UID, same reclaim
+// policy, not migrated) and still released; otherwise nil, and the
+// operation does nothing. Read errors are logged and give nil too: the next
+// sync starts the operation again.
+func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types.UID, policy v1.PersistentVolumeReclaimPolicy) *v1.PersistentVolume {
+	logger := klog.FromContext(ctx)
+	pv, err := b.api.GetVolume(ctx, name)
+	if err != nil {
+		logger.V(3).Info("Error reading persistent volume", "volumeName", name, "err", err)
+		return nil
+	}
+	b.keepVolume(ctx, pv)
+	switch {
+	case pv.UID != uid:
+		logger.V(3).Info("Volume was re-created, skipping", "volumeName", name)
+		return nil
+	case pv.Spec.PersistentVolumeReclaimPolicy != policy:
+		logger.V(3).Info("Volume's reclaim policy changed, skipping", "volumeName", name, "reclaimPolicy", pv.Spec.PersistentVolumeReclaimPolicy)
+		return nil
+	case pv.Annotations[volume.AnnMigratedTo] != "":
+		return nil
+	}
+	released, err := b.isVolumeReleased(ctx, pv)
+	if err != nil {
+		logger.V(3).Info("Error reading claim for volume", "volumeName", name, "err", err)
+		return nil
+	}
+	if !released {
+		logger.V(3).Info("Volume no longer needs reclaim, skipping", "volumeName", name)
+		return nil
+	}
+	return pv
+}
+
+// isVolumeReleased reports whether pv is bound to a claim that no longer
+// exists (or was re-created with another UID) or that is bound to another
+// volume, as Kubernetes' isVolumeReleased. Unlike Kubernetes, it asks the
+// API server before it believes a claim is gone, because what follows
+// destroys data.
+func (b *Binder) isVolumeReleased(ctx context.Context, pv *v1.PersistentVolume) (bool, error) {
+	ref := pv.Spec.ClaimRef
+	if ref == nil || ref.UID == "" {
+		return false, nil
+	}
+	claim, found := b.store.claim(ref.Namespace + "/" + ref.Name)
+	if !found || claim.UID != ref.UID {
+		c, err := b.getClaim(ctx, ref.Namespace, ref.Name)
+		if err != nil {
+			return false, err
+		}
+		claim = c
+	}
+	if claim == nil || claim.UID != ref.UID {
+		return true, nil
+	}
+	return claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name, nil
+}
+
+// deleteVolumeOperation deletes a released volume's storage with its
+// Deleter and then the volume, as Kubernetes' deleteVolumeOperation. A
+// Deleter failure makes the volume Failed (event VolumeFailedDelete) and is
+// returned, so the operation backs off.
+func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid types.UID) error {
+	logger := klog.FromContext(ctx)
+	logger.V(4).Info("Delete volume operation started", "volumeName", name)
+	pv := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimDelete)
+	if pv == nil {
+		return nil
+	}
+	if pv.DeletionTimestamp != nil {
+		logger.V(3).Info("Volume is already being deleted", "volumeName", name)
+		return nil
+	}
+	d, err := b.findDeleter(pv)
+	if err == nil && d == nil {
+		logger.V(3).Info("External deleter for volume requested, ignoring", "volumeName", name,
+			"provisioner", pv.Annotations[volume.AnnDynamicallyProvisioned])
+		return nil
+	}
+	if err == nil {
+		err = d.Delete(ctx, pv)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		logger.V(3).Info("Deletion of volume failed", "volumeName", name, "err", err)
+		if errors.Is(err, ErrDeletedVolumeInUse) {
+			b.event(pv, v1.EventTypeNormal, ReasonVolumeDelete, err.Error())
+		} else if _, uerr := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeFailedDelete, err.Error()); uerr != nil {
+			logger.V(4).Info("Failed to mark volume as failed", "volumeName", name, "err", uerr)
+		}
+		return err
+	}
+	logger.V(2).Info("Volume's storage deleted", "volumeName", name)
+	if err := b.api.DeleteVolume(ctx, name); err != nil && !apierrors.IsNotFound(err) {
+		// The next sync deletes it; the Deleter must then succeed on
+		// storage that is already gone.
+		logger.V(3).Info("Failed to delete volume from the API, will retry", "volumeName", name, "err", err)
+		return err
+	}
+	b.metrics.wrote(resourceVolumes, "delete")
+	return nil
+}
+
+// findDeleter returns the Deleter of pv: the one of the provisioner named by
+// its pv.kubernetes.io/provisioned-by annotation, or else the one of its
+// volume plugin. (nil, nil) means an external provisioner deletes it.
+func (b *Binder) findDeleter(pv *v1.PersistentVolume) (Deleter, error) {
+	deleters := b.cfg.Reclaim.Deleters
+	if name := pv.Annotations[volume.AnnDynamicallyProvisioned]; name != "" {
+		if d := deleters[name]; d != nil {
+			return d, nil
+		}
+		if !strings.HasPrefix(name, "kubernetes.io/") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("no volume plugin matched name: %s", name)
+	}
+	if name := VolumePluginName(pv); name != "" {
+		if d := deleters[name]; d != nil {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("error getting deleter volume plugin for volume %q: no deletable volume plugin matched", pv.Name)
+}
+
+var _ VolumeRecycler = (*recycler.Recycler)(nil)
+
+// errNoRecycler is the recycle failure when no VolumeRecycler is set.
+var errNoRecycler = errors.New("binder: no recycler configured")
+
+// recycleVolumeOperation scrubs a released volume with the recycler and
+// makes it Available again, as Kubernetes' recycleVolumeOperation. A
+// failure makes the volume Failed (event VolumeFailedRecycle) and is
+// returned, so the operation backs off. Unlike Kubernetes it does not check
+// whether pods still use the volume's claim (the Binder has no pod lister):
+// the claim is gone, so new pods cannot start with it.
+func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid types.UID) error {
+	logger := klog.FromContext(ctx)
+	logger.V(4).Info("Recycle volume operation started", "volumeName", name)
+	pv := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
+	if pv == nil {
+		return nil
+	}
+	err := errNoRecycler
+	if r := b.cfg.Reclaim.Recycler; r != nil {
+		err = r.Recycle(ctx, pv)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		msg := "Recycle failed: " + err.Error()
+		if errors.Is(err, errNoRecycler) || errors.Is(err, recycler.ErrUnsupportedVolume) {
+			msg = msgNoRecycler
+		}
+		logger.V(3).Info("Recycling volume failed", "volumeName", name, "err", err)
+		if _, uerr := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeFailedRecycle, msg); uerr != nil {
+			logger.V(4).Info("Failed to mark volume as failed", "volumeName", name, "err", uerr)
+		}
+		return err
+	}
+	logger.V(2).Info("Volume recycled", "volumeName", name)
+	b.event(pv, v1.EventTypeNormal, ReasonVolumeRecycled, msgRecycled)
+	// Make it Available from its latest version, so that a write that
+	// raced with the scrub costs a retry and not a second scrub.
+	// Hold the volume's lock meanwhile: the sync caused by the first write
+	// would otherwise race with the second.
+	b.volumeLocks.LockKey(name)
+	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
+		if cur == nil {
+			return nil
+		}
+		return b.unbindVolume(ctx, cur)
+	})
+	if err != nil {
+		logger.V(3).Info("Failed to make recycled volume available, will try again", "volumeName", name, "err", err)
+		return err
+	}
+	return nil
+}

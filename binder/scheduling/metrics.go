@@ -1,0 +1,74 @@
+package scheduling
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Subsystem is the Prometheus subsystem of the metrics, as in kube-scheduler.
+const Subsystem = "scheduler_volume"
+
+// Operation label values.
+const (
+	opPredicate = "predicate" // Find
+	opAssume    = "assume"
+	opBind      = "bind"
+
+	opCacheAdd    = "add"
+	opCacheGet    = "get"
+	opCacheDelete = "delete"
+)
+
+// metrics are kube-scheduler's volume binding metrics.
+type metrics struct {
+	// cacheRequests counts PodBindings operations by "add", "get" and
+	// "delete".
+	cacheRequests *prometheus.CounterVec
+	// stageLatency observes Find ("predicate"), Assume and Bind.
+	stageLatency *prometheus.HistogramVec
+	// stageErrors counts their failures.
+	stageErrors *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		cacheRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: Subsystem,
+			Name:      "binder_cache_requests_total",
+			Help:      "Total number for request volume binding cache",
+		}, []string{"operation"}),
+		stageLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: Subsystem,
+			Name:      "scheduling_duration_seconds",
+			Help:      "Volume scheduling stage latency",
+			// kube-scheduler's buckets, kept as they are for dashboards
+			// built on them (they start at 1000 s).
+			Buckets: prometheus.ExponentialBuckets(1000, 2, 15),
+		}, []string{"operation"}),
+		stageErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: Subsystem,
+			Name:      "scheduling_stage_error_total",
+			Help:      "Volume scheduling stage error count",
+		}, []string{"operation"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.cacheRequests, m.stageLatency, m.stageErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("scheduling: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// stage observes one Find, Assume or Bind that began at start and counts
+// its failure.
+func (m *metrics) stage(op string, start, end time.Time, failed bool) {
+	m.stageLatency.WithLabelValues(op).Observe(end.Sub(start).Seconds())
+	if failed {
+		m.stageErrors.WithLabelValues(op).Inc()
+	}
+}

@@ -1,0 +1,101 @@
+package binder
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+func withRV[T interface{ SetResourceVersion(string) }](obj T, rv string) T {
+	obj.SetResourceVersion(rv)
+	return obj
+}
+
+// TestStoreTombstones: the answer of a write that raced with a deletion
+// must not bring the object back; a re-created object must get in.
+func TestStoreTombstones(t *testing.T) {
+	t.Parallel()
+	s := newStore(func() time.Time { return time.Unix(0, 0) })
+	for _, step := range []struct {
+		name       string
+		do         func() (bool, error)
+		wantStored bool
+		wantCached bool
+		wantIndex  bool
+	}{
+		{"add v5", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi"), "5")) }, true, true, true},
+		{"stale v4", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi"), "4")) }, false, true, true},
+		{"equal v5", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi"), "5")) }, false, true, true},
+		{"delete at v7", func() (bool, error) { s.deleteVolume(withRV(newPV("pv1", "1Gi"), "7")); return false, nil }, false, false, false},
+		{"late write answer v6", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi"), "6")) }, false, false, false},
+		{"re-created v8", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi"), "8")) }, true, true, true},
+		{"bad version", func() (bool, error) {
+			stored, err := s.storeVolume(withRV(newPV("pv1", "1Gi"), "x"))
+			if err == nil {
+				t.Errorf("storeVolume(rv x): no error")
+			}
+			return stored, nil
+		}, false, true, true},
+		{"malformed v9 leaves the index", func() (bool, error) { return s.storeVolume(withRV(newPV("pv1", "1Gi", pvNoCapacity), "9")) }, true, true, false},
+	} {
+		stored, err := step.do()
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		_, cached := s.volume("pv1")
+		_, indexed := s.index.Get("pv1")
+		if stored != step.wantStored || cached != step.wantCached || indexed != step.wantIndex {
+			t.Errorf("%s: stored %v cached %v indexed %v, want %v %v %v", step.name, stored, cached, indexed,
+				step.wantStored, step.wantCached, step.wantIndex)
+		}
+	}
+
+	if ok, _ := s.storeClaim(withRV(newPVC("claim1", "1Gi"), "3")); !ok {
+		t.Fatal("storeClaim v3 not stored")
+	}
+	s.deleteClaim(withRV(newPVC("claim1", "1Gi"), "2")) // the cached v3 is newer: tombstone at 3
+	if ok, _ := s.storeClaim(withRV(newPVC("claim1", "1Gi"), "3")); ok {
+		t.Error("claim v3 stored again after its deletion")
+	}
+	if ok, _ := s.storeClaim(withRV(newPVC("claim1", "1Gi"), "4")); !ok {
+		t.Error("re-created claim v4 not stored")
+	}
+}
+
+// TestHandlers: handlers ignore foreign objects, unwrap
+// DeletedFinalStateUnknown and keep only newer versions.
+func TestHandlers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b, err := New(e.srv, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vh, ch := b.VolumeHandler(), b.ClaimHandler()
+	var nilPV *v1.PersistentVolume
+	for _, obj := range []runtime.Object{nilPV, newPVC("x", "1Gi"), &v1.Pod{}} {
+		vh.OnAdd(obj, false)
+		vh.OnDelete(obj)
+	}
+	ch.OnAdd(newPV("x", "1Gi"), false)
+	if b.store.volumes.Len() != 0 || b.store.claims.Len() != 0 {
+		t.Fatalf("foreign objects cached")
+	}
+	vh.OnAdd(withRV(newPV("pv1", "1Gi"), "10"), true)
+	vh.OnUpdate(nil, withRV(newPV("pv1", "2Gi"), "9"))
+	if pv, _ := b.store.volume("pv1"); pv.ResourceVersion != "10" {
+		t.Errorf("cached version %s, want 10", pv.ResourceVersion)
+	}
+	vh.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "pv1", Obj: withRV(newPV("pv1", "1Gi"), "10")})
+	if _, ok := b.store.volume("pv1"); ok {
+		t.Errorf("volume still cached after DeletedFinalStateUnknown")
+	}
+	ch.OnAdd(withRV(newPVC("claim1", "1Gi"), "3"), true)
+	ch.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "default/claim1", Obj: withRV(newPVC("claim1", "1Gi"), "3")})
+	if _, ok := b.store.claim("default/claim1"); ok {
+		t.Errorf("claim still cached after DeletedFinalStateUnknown")
+	}
+}

@@ -1,0 +1,84 @@
+package binder
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+)
+
+// Resource names for metrics and logs.
+const (
+	resourceVolumes = "persistentvolumes"
+	resourceClaims  = "persistentvolumeclaims"
+)
+
+// isConflict reports whether err is an API Conflict.
+func isConflict(err error) bool { return apierrors.IsConflict(err) }
+
+// The four writers below call the API and, on success only, keep the
+// server's answer in the caches, so that the event of the write finds
+// nothing left to do and a failed write leaves the caches unchanged.
+
+func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	out, err := b.api.UpdateVolume(ctx, pv)
+	if err != nil {
+		b.writeFailed(resourceVolumes, err)
+		return nil, err
+	}
+	b.metrics.wrote(resourceVolumes, "update")
+	b.keepVolume(ctx, out)
+	return out, nil
+}
+
+func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	out, err := b.api.UpdateVolumeStatus(ctx, pv)
+	if err != nil {
+		b.writeFailed(resourceVolumes, err)
+		return nil, err
+	}
+	b.metrics.wrote(resourceVolumes, "update_status")
+	b.keepVolume(ctx, out)
+	return out, nil
+}
+
+func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	out, err := b.api.UpdateClaim(ctx, pvc)
+	if err != nil {
+		b.writeFailed(resourceClaims, err)
+		return nil, err
+	}
+	b.metrics.wrote(resourceClaims, "update")
+	b.keepClaim(ctx, out)
+	return out, nil
+}
+
+func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	out, err := b.api.UpdateClaimStatus(ctx, pvc)
+	if err != nil {
+		b.writeFailed(resourceClaims, err)
+		return nil, err
+	}
+	b.metrics.wrote(resourceClaims, "update_status")
+	b.keepClaim(ctx, out)
+	return out, nil
+}
+
+func (b *Binder) writeFailed(resource string, err error) {
+	if isConflict(err) {
+		b.metrics.conflict(resource)
+	}
+}
+
+func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
+	if _, err := b.store.storeVolume(pv); err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+	}
+}
+
+func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
+	if _, err := b.store.storeClaim(pvc); err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache written claim", "PVC", klog.KObj(pvc), "err", err)
+	}
+}

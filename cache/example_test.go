@@ -1,0 +1,127 @@
+package cache_test
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/cache"
+)
+
+func volume(name, class, rv, claim string) *v1.PersistentVolume {
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv},
+		Spec:       v1.PersistentVolumeSpec{StorageClassName: class},
+	}
+	if claim != "" {
+		pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: claim}
+	}
+	return pv
+}
+
+func claimOf(pv *v1.PersistentVolume) string {
+	if pv.Spec.ClaimRef == nil {
+		return "-"
+	}
+	return pv.Spec.ClaimRef.Name
+}
+
+// A binder writes a volume, assumes the API server's answer so that its
+// next decision sees it, and the informer later catches up.
+func ExampleAssume() {
+	pvs := cache.NewPVAssume()
+	// In a program: informer.AddEventHandler(pvs). Here: fed by hand.
+	pvs.Add(volume("pv1", "gold", "10", ""))
+	pvs.Add(volume("pv2", "gold", "11", ""))
+
+	// The API server accepted our write of pv1 and returned version 12.
+	if err := pvs.Assume(volume("pv1", "gold", "12", "claim-a")); err != nil {
+		fmt.Println(err)
+	}
+	latest, _ := pvs.Get("pv1")
+	api, _ := pvs.GetAPIObj("pv1")
+	fmt.Println("latest:", latest.ResourceVersion, claimOf(latest), "informer:", api.ResourceVersion, claimOf(api))
+	for _, pv := range cache.PVsOfClass(pvs, "gold") {
+		if pv.Name == "pv1" {
+			fmt.Println("listed:", pv.Name, claimOf(pv))
+		}
+	}
+
+	// Versions older than the cached one are refused, naming both.
+	err := pvs.Assume(volume("pv1", "gold", "9", ""))
+	fmt.Println(cache.IsStale(err), err)
+	_, err = pvs.Lookup("pv9")
+	fmt.Println(errors.Is(err, cache.ErrNotFound), err)
+
+	// The informer delivers our write: the assumption is done.
+	pvs.OnUpdate(api, volume("pv1", "gold", "12", "claim-a"))
+	fmt.Println("assumed:", pvs.IsAssumed("pv1"))
+
+	// A write we give up on is dropped with Restore.
+	_ = pvs.Assume(volume("pv2", "gold", "11", "claim-b"))
+	pvs.Restore("pv2")
+	pv2, _ := pvs.Get("pv2")
+	fmt.Println("pv2 after restore:", pv2.ResourceVersion, claimOf(pv2))
+	// Output:
+	// latest: 12 claim-a informer: 10 -
+	// listed: pv1 claim-a
+	// true assume: PersistentVolume "pv1": version 9 is older than the cached version 12
+	// true PersistentVolume "pv9": cache: object not found
+	// assumed: false
+	// pv2 after restore: 11 -
+}
+
+// The controller stores the API server's answer right after its own
+// write, so a stale informer event cannot take the cache back to a version
+// older than that write.
+func ExampleLatest() {
+	latest := cache.NewLatest[*v1.PersistentVolume]()
+	informerPV := volume("pv1", "gold", "10", "")
+	latest.Store(informerPV) // from the informer
+
+	// Our write succeeds; the API server returns version 11.
+	written := volume("pv1", "gold", "11", "claim-a")
+	stored, _ := latest.Store(written)
+	fmt.Println("stored our write:", stored)
+
+	// The informer is behind and delivers version 10 again.
+	stored, _ = latest.Store(informerPV)
+	fmt.Println("stored stale event:", stored)
+
+	pv, _ := latest.Get("pv1")
+	fmt.Println("cache has:", pv.ResourceVersion, claimOf(pv), pv == written)
+	// Output:
+	// stored our write: true
+	// stored stale event: false
+	// cache has: 11 claim-a true
+}
+
+// The scheduler's find step records what it decided per node; its assume
+// and bind steps read the decision back.
+func ExamplePodBindings() {
+	decisions := cache.NewPodBindings()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0", UID: "u1"}}
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}}
+	pv := volume("pv1", "gold", "10", "")
+
+	decisions.Update(pod, "node-a", []*cache.BindingInfo{{PVC: claim, PV: pv}}, nil)
+	decisions.Update(pod, "node-b", nil, []*v1.PersistentVolumeClaim{claim})
+
+	b := decisions.Bindings(pod, "node-a")
+	fmt.Println("node-a binds", b[0].PVC.Name, "to", b[0].PV.Name)
+	p := decisions.Provisionings(pod, "node-a")
+	fmt.Println("node-a provisions:", len(p), "nil:", p == nil)
+	fmt.Println("node-c known:", decisions.Bindings(pod, "node-c") != nil)
+	fmt.Println("nodes decided:", len(decisions.Decisions(pod)))
+
+	decisions.DeletePod(pod)
+	fmt.Println("pods:", decisions.Len())
+	// Output:
+	// node-a binds data to pv1
+	// node-a provisions: 0 nil: false
+	// node-c known: false
+	// nodes decided: 2
+	// pods: 0
+}

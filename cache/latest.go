@@ -1,0 +1,141 @@
+package cache
+
+import (
+	"hash/maphash"
+	"reflect"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Latest keeps, per key, the object with the highest resourceVersion it was
+// given. It is the PersistentVolume controller's second cache: feed it from
+// informer events and also right after the API server confirms one of your
+// own writes (with the object the server returned), and the cache never goes
+// back to a version older than your last successful write, even when a stale
+// informer event arrives afterwards.
+//
+// Latest stores the pointers it is given and never copies them: the objects
+// are shared with the informer's cache and with every caller of Get and List,
+// and nobody may mutate them. Its own overhead is a map slot per object
+// (object keys share the objects' name strings): about 35 bytes per object
+// at 100,000 objects (TestLatestOverhead checks at most 64).
+//
+// All methods are safe for concurrent use; readers of different keys rarely
+// contend. Use NewLatest; the zero value is not usable.
+type Latest[T metav1.Object] struct {
+	// description names the kind of object in errors.
+	description string
+	seed        maphash.Seed
+	n           atomic.Int64
+	// shards[i].m maps namespace to name to object, for the names that hash
+	// to shard i. Names are slices of the stored objects' own strings.
+	shards [numShards]shard[string, map[string]T]
+}
+
+// NewLatest returns an empty Latest cache. It starts no goroutines.
+func NewLatest[T metav1.Object]() *Latest[T] {
+	return &Latest[T]{description: typeName[T](), seed: maphash.MakeSeed()}
+}
+
+// typeName names T in errors: "PersistentVolume" for
+// *v1.PersistentVolume, "object" when T is an interface.
+func typeName[T any]() string {
+	t := reflect.TypeFor[T]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() == "" || t.Kind() == reflect.Interface {
+		return "object"
+	}
+	return t.Name()
+}
+
+// Store keeps obj if its resourceVersion is strictly newer than the stored
+// one for its key (or the key is new) and reports whether it did; an equal
+// or older version is not stored and not an error. A nil object, one without
+// a name, or a resourceVersion that is not an integer gives an error
+// (wrapping ErrInvalidObject or ErrInvalidVersion) and leaves the cache
+// unchanged. The pointer is stored as given: the caller must not mutate obj
+// afterwards.
+func (c *Latest[T]) Store(obj T) (stored bool, err error) {
+	_, rv, err := objectVersion(c.description, obj)
+	if err != nil {
+		return false, err
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	sh := &c.shards[shardIndex(c.seed, name)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m == nil {
+		sh.m = make(map[string]map[string]T)
+	}
+	names := sh.m[ns]
+	if names == nil {
+		names = make(map[string]T)
+		sh.m[ns] = names
+	}
+	old, ok := names[name]
+	if ok {
+		// Stored objects were checked when they were stored, so their
+		// versions parse; re-parsing saves 8 bytes per object.
+		if oldRV, _ := ParseVersion(old.GetResourceVersion()); rv <= oldRV {
+			return false, nil
+		}
+	}
+	names[name] = obj
+	if !ok {
+		c.n.Add(1)
+	}
+	return true, nil
+}
+
+// Get returns the stored object of key ("name" or "namespace/name"). It is
+// shared: do not mutate it.
+func (c *Latest[T]) Get(key string) (T, bool) {
+	ns, name := splitKey(key)
+	sh := &c.shards[shardIndex(c.seed, name)]
+	sh.mu.RLock()
+	obj, ok := sh.m[ns][name]
+	sh.mu.RUnlock()
+	return obj, ok
+}
+
+// Delete removes key; an unknown key is a no-op.
+func (c *Latest[T]) Delete(key string) {
+	ns, name := splitKey(key)
+	sh := &c.shards[shardIndex(c.seed, name)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	names := sh.m[ns]
+	if _, ok := names[name]; !ok {
+		return
+	}
+	delete(names, name)
+	if len(names) == 0 {
+		delete(sh.m, ns)
+	}
+	c.n.Add(-1)
+}
+
+// List returns every stored object, in no particular order. They are shared:
+// do not mutate them.
+func (c *Latest[T]) List() []T {
+	out := make([]T, 0, c.Len())
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.RLock()
+		for _, names := range sh.m {
+			for _, obj := range names {
+				out = append(out, obj)
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return out
+}
+
+// Len returns the number of stored objects.
+func (c *Latest[T]) Len() int {
+	return int(c.n.Load())
+}

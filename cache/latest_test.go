@@ -1,0 +1,212 @@
+package cache
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestLatestRules(t *testing.T) {
+	type store struct {
+		pvc        *v1.PersistentVolumeClaim
+		wantStored bool
+		wantErr    error
+	}
+	tests := []struct {
+		name   string
+		stores []store
+		delete []string
+		want   map[string]string // key -> version; "" = absent
+	}{
+		{
+			name:   "new key stored",
+			stores: []store{{pvc: newPVC("ns", "a", "5"), wantStored: true}},
+			want:   map[string]string{"ns/a": "5", "ns/b": "", "a": ""},
+		},
+		{
+			name: "strictly newer replaces",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "5"), wantStored: true},
+				{pvc: newPVC("ns", "a", "6"), wantStored: true},
+			},
+			want: map[string]string{"ns/a": "6"},
+		},
+		{
+			name: "versions compare as integers",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "9"), wantStored: true},
+				{pvc: newPVC("ns", "a", "10"), wantStored: true},
+				{pvc: newPVC("ns", "a", "010"), wantStored: false},
+			},
+			want: map[string]string{"ns/a": "10"},
+		},
+		{
+			name: "equal version not stored",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "5"), wantStored: true},
+				{pvc: newPVC("ns", "a", "5"), wantStored: false},
+			},
+			want: map[string]string{"ns/a": "5"},
+		},
+		{
+			name: "older version not stored",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "7"), wantStored: true},
+				{pvc: newPVC("ns", "a", "6"), wantStored: false},
+			},
+			want: map[string]string{"ns/a": "7"},
+		},
+		{
+			name: "invalid objects refused, cache unchanged",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "7"), wantStored: true},
+				{pvc: newPVC("ns", "a", "8x"), wantErr: ErrInvalidVersion},
+				{pvc: newPVC("ns", "a", ""), wantErr: ErrInvalidVersion},
+				{pvc: newPVC("ns", "b", "-1"), wantErr: ErrInvalidVersion},
+				{pvc: newPVC("ns", "", "9"), wantErr: ErrInvalidObject},
+				{pvc: nil, wantErr: ErrInvalidObject},
+			},
+			want: map[string]string{"ns/a": "7", "ns/b": ""},
+		},
+		{
+			name: "same name in different namespaces",
+			stores: []store{
+				{pvc: newPVC("ns1", "a", "3"), wantStored: true},
+				{pvc: newPVC("ns2", "a", "2"), wantStored: true},
+			},
+			want: map[string]string{"ns1/a": "3", "ns2/a": "2"},
+		},
+		{
+			name: "delete, then any version is new",
+			stores: []store{
+				{pvc: newPVC("ns", "a", "7"), wantStored: true},
+				{pvc: newPVC("ns", "b", "8"), wantStored: true},
+			},
+			delete: []string{"ns/a", "ns/unknown", "other/a"},
+			want:   map[string]string{"ns/a": "", "ns/b": "8"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := NewLatest[*v1.PersistentVolumeClaim]()
+			for i, s := range tc.stores {
+				stored, err := c.Store(s.pvc)
+				if stored != s.wantStored || !errors.Is(err, s.wantErr) || (s.wantErr == nil) != (err == nil) {
+					t.Fatalf("store %d: Store = %v, %v; want %v, %v", i, stored, err, s.wantStored, s.wantErr)
+				}
+			}
+			for _, key := range tc.delete {
+				c.Delete(key)
+			}
+			var wantList []string
+			for key, rv := range tc.want {
+				got, ok := c.Get(key)
+				if gotRV := rvOfPVC(got, ok); gotRV != rv {
+					t.Errorf("Get(%q) version = %q, want %q", key, gotRV, rv)
+				}
+				if rv != "" {
+					wantList = append(wantList, key+"@"+rv)
+				}
+			}
+			if diff := cmp.Diff(describeStrings(wantList), nilIfEmpty(describe(c.List()))); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+			if got := c.Len(); got != len(wantList) {
+				t.Errorf("Len = %d, want %d", got, len(wantList))
+			}
+			if tc.delete != nil {
+				// A deleted key takes any version again.
+				if stored, err := c.Store(newPVC("ns", "a", "1")); !stored || err != nil {
+					t.Errorf("Store after Delete = %v, %v; want stored", stored, err)
+				}
+			}
+		})
+	}
+}
+
+func rvOfPVC(pvc *v1.PersistentVolumeClaim, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return pvc.ResourceVersion
+}
+
+func TestLatestStoresPointers(t *testing.T) {
+	c := NewLatest[*v1.PersistentVolume]()
+	pv := newPV("pv1", "gold", "3")
+	if _, err := c.Store(pv); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get("pv1"); got != pv {
+		t.Errorf("Get returned %p, want the stored pointer %p", got, pv)
+	}
+	if got := c.List(); len(got) != 1 || got[0] != pv {
+		t.Errorf("List returned %v, want the stored pointer", got)
+	}
+}
+
+func TestLatestErrorsNameObject(t *testing.T) {
+	c := NewLatest[*v1.PersistentVolumeClaim]()
+	_, err := c.Store(newPVC("ns", "claim", "v7"))
+	for _, s := range []string{"PersistentVolumeClaim", `"ns/claim"`, `"v7"`} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("Store error %v does not name %s", err, s)
+		}
+	}
+	if got := typeName[interface{ GetName() string }](); got != "object" {
+		t.Errorf("typeName(interface) = %q, want object", got)
+	}
+}
+
+// TestLatestConcurrent stores increasing versions from several goroutines
+// while others read; the cache must end with the highest version of every
+// key. Run it with -race.
+func TestLatestConcurrent(t *testing.T) {
+	const keys, versions = 200, 50
+	c := NewLatest[*v1.PersistentVolume]()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for v := range versions {
+				for k := range keys {
+					// Writers interleave versions, so many stores are stale.
+					rv := strconv.Itoa(v*4 + w)
+					if _, err := c.Store(newPV(pvName(k), "", rv)); err != nil {
+						t.Errorf("Store: %v", err)
+						return
+					}
+					if got, ok := c.Get(pvName(k)); !ok || got.Name != pvName(k) {
+						t.Errorf("Get(%s) = %v, %v", pvName(k), got, ok)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 20 {
+			for _, pv := range c.List() {
+				if pv == nil {
+					t.Error("List returned nil")
+					return
+				}
+			}
+		}
+	})
+	wg.Wait()
+	want := strconv.Itoa((versions-1)*4 + 3)
+	for k := range keys {
+		if got, ok := c.Get(pvName(k)); !ok || got.ResourceVersion != want {
+			t.Errorf("Get(%s) = %v; want version %s", pvName(k), describeOne(got), want)
+		}
+	}
+	if got := c.Len(); got != keys {
+		t.Errorf("Len = %d, want %d", got, keys)
+	}
+}

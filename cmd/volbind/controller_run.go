@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/binder"
+)
+
+// errLeadershipLost is returned when the replica lost its Lease while it
+// ran the Binder: the process exits so that it restarts from fresh state,
+// as kube-controller-manager does.
+var errLeadershipLost = errors.New("controller: leader election lost")
+
+// controllerState is what /readyz reports.
+type controllerState int32
+
+const (
+	stateStarting controllerState = iota // not ready
+	stateStandby                         // ready: waiting for the Lease
+	stateSyncing                         // not ready: leading, informers not synced yet
+	stateRunning                         // ready: the Binder runs
+	stateStopping                        // not ready
+)
+
+var stateNames = [...]string{"starting", "standby (waiting for the Lease)", "syncing informers", "running", "stopping"}
+
+func (s controllerState) String() string { return stateNames[s] }
+
+func (s controllerState) ready() bool { return s == stateStandby || s == stateRunning }
+
+// controller is one run of "volbind controller".
+type controller struct {
+	cs       kubernetes.Interface
+	o        controllerOptions
+	reg      *prometheus.Registry
+	recorder record.EventRecorder
+	state    atomic.Int32
+	leader   prometheus.Gauge
+}
+
+func (c *controller) setState(s controllerState) { c.state.Store(int32(s)) }
+
+// controllerMain runs the Binder on cs until ctx is done or the Lease is
+// lost. It serves metrics and health on ln when ln is not nil, and returns
+// after every goroutine it started has exited.
+func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOptions, ln net.Listener) error {
+	c := &controller{cs: cs, o: o, reg: prometheus.NewRegistry()}
+	c.leader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "volbind", Subsystem: "controller", Name: "leader",
+		Help: "1 while this replica holds the leader-election Lease (or runs without leader election), else 0.",
+	})
+	c.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), c.leader)
+
+	// Deferred in this order so that the goroutines are told to stop
+	// (cancel) before they are waited for.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if ln != nil {
+		srv := &http.Server{Handler: c.healthMux(), ReadHeaderTimeout: 10 * time.Second}
+		wg.Go(func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				klog.FromContext(ctx).Error(err, "Metrics server stopped")
+			}
+		})
+		wg.Go(func() {
+			<-ctx.Done()
+			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdownCtx)
+		})
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "volbind"})
+
+	defer c.setState(stateStopping)
+	if !o.LeaderElect {
+		c.leader.Set(1)
+		return c.lead(ctx)
+	}
+	return c.elect(ctx)
+}
+
+// leaderElectionConfig is the configuration of the Lease election; the
+// callbacks are the caller's.
+func (c *controller) leaderElectionConfig(cb leaderelection.LeaderCallbacks) leaderelection.LeaderElectionConfig {
+	return leaderelection.LeaderElectionConfig{
+		Lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: c.o.LeaseNS, Name: c.o.LeaseName},
+			Client:     c.cs.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: c.o.Identity, EventRecorder: c.recorder},
+		},
+		LeaseDuration:   c.o.LeaseDuration,
+		RenewDeadline:   c.o.RenewDeadline,
+		RetryPeriod:     c.o.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            "volbind",
+		Callbacks:       cb,
+	}
+}
+
+// elect runs the Binder while this replica holds the Lease. It returns
+// nil when ctx is done and errLeadershipLost when the Lease was lost.
+func (c *controller) elect(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	electCtx, stopElection := context.WithCancel(ctx)
+	defer stopElection()
+	// The elector calls OnStartedLeading on a goroutine it does not wait
+	// for; hand its context over and run the Binder here instead.
+	leading := make(chan context.Context, 1)
+	le, err := leaderelection.NewLeaderElector(c.leaderElectionConfig(leaderelection.LeaderCallbacks{
+		OnStartedLeading: func(ctx context.Context) { leading <- ctx },
+		OnStoppedLeading: func() {
+			c.leader.Set(0)
+			logger.Info("Stopped leading", "identity", c.o.Identity)
+		},
+		OnNewLeader: func(identity string) {
+			if identity != c.o.Identity {
+				logger.Info("Another replica leads", "leader", identity)
+			}
+		},
+	}))
+	if err != nil {
+		return fmt.Errorf("controller: leader election: %w", err)
+	}
+	elected := make(chan struct{})
+	go func() {
+		defer close(elected)
+		le.Run(electCtx)
+	}()
+	c.setState(stateStandby)
+	logger.Info("Waiting for the leader-election Lease", "lease", klog.KRef(c.o.LeaseNS, c.o.LeaseName), "identity", c.o.Identity)
+
+	select {
+	case leadCtx := <-leading:
+		c.leader.Set(1)
+		logger.Info("Started leading", "identity", c.o.Identity)
+		err = c.lead(leadCtx)
+		if err == nil && ctx.Err() == nil {
+			err = errLeadershipLost
+		}
+	case <-elected:
+	}
+	stopElection() // releases the Lease
+	<-elected
+	return err
+}
+
+// lead runs the Binder on informers until ctx is done. It returns nil
+// then, and an error when the Binder cannot be built or run.
+func (c *controller) lead(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	c.setState(stateSyncing)
+	factory := informers.NewSharedInformerFactory(c.cs, 0)
+	b, err := binder.NewForClientset(ctx, c.cs, factory, binder.Config{
+		ClaimWorkers:  c.o.ClaimWorkers,
+		VolumeWorkers: c.o.VolumeWorkers,
+		ResyncPeriod:  c.o.ResyncPeriod,
+		Recorder:      c.recorder,
+		Registerer:    c.reg,
+	})
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("controller: the %v informer did not sync", typ)
+		}
+	}
+	c.setState(stateRunning)
+	klog.FromContext(ctx).Info("Binder running", "claimWorkers", c.o.ClaimWorkers, "volumeWorkers", c.o.VolumeWorkers)
+	if err := b.Run(ctx); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	return nil
+}
+
+// healthMux serves /metrics, /healthz (the process serves) and /readyz
+// (ready while waiting for the Lease or running the Binder; not while
+// the informers sync or the controller stops).
+func (c *controller) healthMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		s := controllerState(c.state.Load())
+		if !s.ready() {
+			http.Error(w, s.String(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok: "+s.String())
+	})
+	return mux
+}

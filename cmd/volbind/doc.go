@@ -1,0 +1,31 @@
+// Command volbind runs the volbind Binder.
+//
+//	volbind simulate [flags]     bind a generated (or -f loaded) cluster on the embedded in-memory API and report
+//	volbind controller [flags]   run the Binder against a real cluster, with leader election
+//
+// "volbind simulate" builds a cluster in the in-memory API server of
+// binder/bindertest (by default 3 zones, 10,000 PersistentVolumes and
+// 10,000 claims over 3 storage classes, some pre-bound, some that nothing
+// can satisfy; or the objects of Kubernetes manifests given with -f), runs
+// the real Binder on it until it has nothing left to do, checks that no
+// volume is bound to two claims and no claim to a missing volume, and
+// prints a report: claims bound and pending with the Binder's reasons, wall
+// time, bindings per second, API writes per binding, conflicts, and the
+// p50/p99 time from a claim's creation to Bound. -o json prints the report
+// as JSON, -o yaml the final objects. The exit status is 1 when an
+// invariant broke.
+//
+// "volbind controller" connects to a cluster with client-go (--kubeconfig,
+// or the in-cluster configuration by default), feeds the Binder from
+// informers and runs it until SIGINT or SIGTERM, while it holds a
+// coordination.k8s.io Lease (leader election, on by default, so that
+// several replicas can run for high availability). --metrics-addr serves
+// Prometheus metrics, /healthz and /readyz. The Binder does the work of the
+// PersistentVolume binder of kube-controller-manager: disable that one
+// (kube-controller-manager --controllers=*,-persistentvolume-binder-controller)
+// so that the two do not compete; that also stops its in-tree dynamic
+// provisioning and volume reclaim, which volbind does not do (CSI drivers'
+// external-provisioner does both for CSI volumes).
+//
+// Run "volbind <command> -h" for the flags of a command.
+package main

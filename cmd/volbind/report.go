@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/storage/volume"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// maxPendingReasons is how many pending reasons the report lists.
+const maxPendingReasons = 5
+
+// report is what "volbind simulate" prints: text by default, JSON with -o json.
+type report struct {
+	Claims        int `json:"claims"`
+	ClaimsBound   int `json:"claimsBound"`
+	ClaimsPending int `json:"claimsPending"`
+	ClaimsLost    int `json:"claimsLost"`
+
+	Volumes          int `json:"volumes"`
+	VolumesBound     int `json:"volumesBound"`
+	VolumesAvailable int `json:"volumesAvailable"`
+	VolumesReleased  int `json:"volumesReleased"`
+	VolumesFailed    int `json:"volumesFailed"`
+
+	// Events counts the Binder's events by reason.
+	Events map[string]int `json:"events,omitempty"`
+	// PendingReasons are the most frequent last events of the claims left
+	// Pending, most frequent first.
+	PendingReasons []reasonCount `json:"pendingReasons,omitempty"`
+
+	WallSeconds       float64 `json:"wallSeconds"`
+	Bindings          int     `json:"bindings"` // claims that became Bound during the run
+	BindingsPerSecond float64 `json:"bindingsPerSecond"`
+	// APIWrites counts every write request the Binder sent (bindertest
+	// Stats.TotalWrites), failed ones included; WritesByResource splits it
+	// by "resource verb".
+	APIWrites int64 `json:"apiWrites"`
+	// SetupWrites counts the writes made before the claims were created
+	// (volumes made Available); they are not in APIWrites.
+	SetupWrites      int64            `json:"setupWrites"`
+	WritesByResource map[string]int64 `json:"writesByResource,omitempty"`
+	APIReads         int64            `json:"apiReads"`
+	WritesPerBinding float64          `json:"writesPerBinding"`
+	Conflicts        int64            `json:"conflicts"`
+	InjectedFaults   int64            `json:"injectedFaults"`
+	// BindP50Millis and BindP99Millis are percentiles of the time from the
+	// claim's creation to its Bound status, over Bindings.
+	BindP50Millis float64 `json:"bindP50Millis"`
+	BindP99Millis float64 `json:"bindP99Millis"`
+
+	// ResyncPasses counts the final passes over the pending claims (as
+	// the periodic resync would make) that bound claims the Binder's
+	// queues had left Pending.
+	ResyncPasses int `json:"resyncPasses"`
+	// Completed is false when the deadline passed before the Binder had
+	// nothing left to do.
+	Completed bool `json:"completed"`
+	// Violations lists broken invariants; the exit status is 1 when any.
+	Violations []string `json:"violations,omitempty"`
+}
+
+// reasonCount is one line of the pending reasons: an event reason, its
+// message with object names replaced by "…", and how many pending claims
+// had it as their last event.
+type reasonCount struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	Claims  int    `json:"claims"`
+}
+
+// reasonNoEvent marks pending claims the Binder emitted no event about.
+const reasonNoEvent = "NoEvent"
+
+// quoted matches the quoted object names in event messages.
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+// pendingReason returns the reason a pending claim is listed under: its
+// last event, or why the Binder sends none for such a claim.
+func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[string]*v1.PersistentVolume) (reason, message string) {
+	if e, ok := events.lastFor(pvc); ok {
+		return e.Reason, quoted.ReplaceAllString(e.Message, `"…"`)
+	}
+	switch {
+	case pvc.Spec.VolumeName != "" && volumes[pvc.Spec.VolumeName] == nil:
+		return reasonNoEvent, "the requested volume does not exist"
+	case volume.GetPersistentVolumeClaimClass(pvc) != "":
+		return reasonNoEvent, "no volume matches; a claim of a storage class is left to dynamic provisioning, which volbind does not do"
+	}
+	return reasonNoEvent, "the Binder emitted no event about this claim"
+}
+
+// tally fills the object counts, the pending reasons and the invariant
+// checks of r from the final objects.
+func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, events *eventLog) {
+	r.Claims, r.Volumes = len(claims), len(volumes)
+	if counts := events.counts(); len(counts) > 0 {
+		r.Events = counts
+	}
+	byName := make(map[string]*v1.PersistentVolume, len(volumes))
+	for _, pv := range volumes {
+		byName[pv.Name] = pv
+		switch pv.Status.Phase {
+		case v1.VolumeBound:
+			r.VolumesBound++
+		case v1.VolumeAvailable:
+			r.VolumesAvailable++
+		case v1.VolumeReleased:
+			r.VolumesReleased++
+		case v1.VolumeFailed:
+			r.VolumesFailed++
+		}
+	}
+	reasons := map[[2]string]int{}
+	boundTo := map[string]string{} // volume name → first claim bound to it
+	for _, pvc := range claims {
+		key := pvc.Namespace + "/" + pvc.Name
+		switch pvc.Status.Phase {
+		case v1.ClaimBound:
+			r.ClaimsBound++
+			name := pvc.Spec.VolumeName
+			pv, ok := byName[name]
+			switch {
+			case !ok:
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %q, which does not exist", key, name))
+			case !volume.IsVolumeBoundToClaim(pv, pvc) || pv.Spec.ClaimRef.UID != pvc.UID:
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %s, whose claimRef points elsewhere", key, name))
+			}
+			if other, dup := boundTo[name]; dup {
+				r.Violations = append(r.Violations, fmt.Sprintf("volume %s is bound to two claims: %s and %s", name, other, key))
+			} else {
+				boundTo[name] = key
+			}
+		case v1.ClaimLost:
+			r.ClaimsLost++
+		default:
+			r.ClaimsPending++
+			reason, message := pendingReason(pvc, events, byName)
+			reasons[[2]string{reason, message}]++
+		}
+	}
+	for k, n := range reasons {
+		r.PendingReasons = append(r.PendingReasons, reasonCount{Reason: k[0], Message: k[1], Claims: n})
+	}
+	slices.SortFunc(r.PendingReasons, func(a, b reasonCount) int {
+		if a.Claims != b.Claims {
+			return b.Claims - a.Claims
+		}
+		return strings.Compare(a.Reason+a.Message, b.Reason+b.Message)
+	})
+	if len(r.PendingReasons) > maxPendingReasons {
+		r.PendingReasons = r.PendingReasons[:maxPendingReasons]
+	}
+}
+
+// timing fills the rates, the API counters and the latency percentiles of
+// r from the run's wall time, the creation-to-Bound times of the claims
+// bound during the run and the API server's counters.
+func (r *report) timing(wall time.Duration, latencies []time.Duration, st bindertest.Stats) {
+	r.WallSeconds = wall.Seconds()
+	r.Bindings = len(latencies)
+	r.APIWrites, r.Conflicts, r.InjectedFaults = st.TotalWrites(), st.Conflicts, st.Faults
+	r.WritesByResource = map[string]int64{}
+	for kind, byVerb := range st.Writes {
+		for verb, n := range byVerb {
+			r.WritesByResource[kind.Resource()+" "+string(verb)] += n
+		}
+	}
+	r.APIReads = 0
+	for _, n := range st.Reads {
+		r.APIReads += n
+	}
+	if wall > 0 {
+		r.BindingsPerSecond = float64(r.Bindings) / wall.Seconds()
+	}
+	if r.Bindings > 0 {
+		r.WritesPerBinding = float64(r.APIWrites) / float64(r.Bindings)
+		sorted := slices.Clone(latencies)
+		slices.Sort(sorted)
+		r.BindP50Millis = millis(percentile(sorted, 0.50))
+		r.BindP99Millis = millis(percentile(sorted, 0.99))
+	}
+}
+
+// percentile returns the nearest-rank percentile p (in (0, 1]) of sorted,
+// which must not be empty.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(float64(len(sorted))*p+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return sorted[i]
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (r *report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func (r *report) writeText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "claims:            %d bound, %d pending, %d lost (of %d)\n", r.ClaimsBound, r.ClaimsPending, r.ClaimsLost, r.Claims)
+	fmt.Fprintf(&b, "volumes:           %d bound, %d available, %d released, %d failed (of %d)\n",
+		r.VolumesBound, r.VolumesAvailable, r.VolumesReleased, r.VolumesFailed, r.Volumes)
+	if len(r.PendingReasons) > 0 {
+		fmt.Fprintf(&b, "why claims are pending (last event):\n")
+		for _, pr := range r.PendingReasons {
+			fmt.Fprintf(&b, "  %6d  %s: %s\n", pr.Claims, pr.Reason, pr.Message)
+		}
+	}
+	if len(r.Events) > 0 {
+		parts := make([]string, 0, len(r.Events))
+		for _, reason := range slices.Sorted(maps.Keys(r.Events)) {
+			parts = append(parts, fmt.Sprintf("%s %d", reason, r.Events[reason]))
+		}
+		fmt.Fprintf(&b, "events:            %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, "wall time:         %.3fs\n", r.WallSeconds)
+	fmt.Fprintf(&b, "bindings:          %d (%.0f/s)\n", r.Bindings, r.BindingsPerSecond)
+	fmt.Fprintf(&b, "API writes:        %d (%.2f per binding)", r.APIWrites, r.WritesPerBinding)
+	if len(r.WritesByResource) > 0 {
+		keys := slices.Sorted(maps.Keys(r.WritesByResource))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, r.WritesByResource[k])
+		}
+		fmt.Fprintf(&b, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, "\n")
+	if r.SetupWrites > 0 {
+		fmt.Fprintf(&b, "setup writes:      %d (volumes made Available before the claims were created)\n", r.SetupWrites)
+	}
+	fmt.Fprintf(&b, "API reads:         %d\n", r.APIReads)
+	fmt.Fprintf(&b, "conflicts:         %d\n", r.Conflicts)
+	if r.InjectedFaults > 0 {
+		fmt.Fprintf(&b, "injected faults:   %d\n", r.InjectedFaults)
+	}
+	fmt.Fprintf(&b, "created → Bound:   p50 %.1f ms, p99 %.1f ms\n", r.BindP50Millis, r.BindP99Millis)
+	if r.ResyncPasses > 0 {
+		fmt.Fprintf(&b, "resync passes:     %d bound claims left Pending (their volumes were not Available when first synced)\n", r.ResyncPasses)
+	}
+	if !r.Completed {
+		fmt.Fprintf(&b, "deadline passed before the Binder had nothing left to do\n")
+	}
+	if len(r.Violations) > 0 {
+		fmt.Fprintf(&b, "INVARIANTS BROKEN (%d):\n", len(r.Violations))
+		for _, v := range r.Violations {
+			fmt.Fprintf(&b, "  %s\n", v)
+		}
+	} else {
+		fmt.Fprintf(&b, "invariants:        ok (no volume bound to two claims, no claim bound to a missing volume)\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

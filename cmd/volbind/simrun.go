@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// bindClock records, for every claim, how long after the start it was
+// first seen Bound, and the last phase it was seen in.
+type bindClock struct {
+	start time.Time
+	// mu guards the fields below.
+	mu    sync.Mutex
+	seen  map[string]bool // claims seen Bound (or Bound before the run)
+	phase map[string]v1.PersistentVolumeClaimPhase
+	times []time.Duration
+}
+
+func newBindClock(start time.Time, claims []*v1.PersistentVolumeClaim) *bindClock {
+	c := &bindClock{start: start, seen: map[string]bool{}, phase: map[string]v1.PersistentVolumeClaimPhase{}}
+	for _, pvc := range claims {
+		if pvc.Status.Phase == v1.ClaimBound {
+			c.seen[pvc.Namespace+"/"+pvc.Name] = true
+		}
+	}
+	return c
+}
+
+func (c *bindClock) observe(obj any) {
+	pvc, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok {
+		return
+	}
+	key := pvc.Namespace + "/" + pvc.Name
+	d := time.Since(c.start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phase[key] = pvc.Status.Phase
+	if pvc.Status.Phase != v1.ClaimBound || c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	c.times = append(c.times, d)
+}
+
+func (c *bindClock) forget(obj any) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if pvc, ok := obj.(*v1.PersistentVolumeClaim); ok {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.phase, pvc.Namespace+"/"+pvc.Name)
+	}
+}
+
+// pending returns the keys of the claims last seen neither Bound nor Lost,
+// sorted.
+func (c *bindClock) pending() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var keys []string
+	for key, phase := range c.phase {
+		if phase != v1.ClaimBound && phase != v1.ClaimLost {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (c *bindClock) handler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    c.observe,
+		UpdateFunc: func(_, obj any) { c.observe(obj) },
+		DeleteFunc: c.forget,
+	}
+}
+
+// bound returns how many claims were bound during the run.
+func (c *bindClock) bound() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.times)
+}
+
+// latencies returns the creation-to-Bound times; the caller owns them.
+func (c *bindClock) latencies() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.times...)
+}
+
+// simulation is the outcome of a run: the report and the in-memory API it
+// ran on (final objects, counters).
+type simulation struct {
+	report *report
+	server *bindertest.Server
+}
+
+// errNoProgress is returned when the Binder stopped before it synced any object.
+var errNoProgress = errors.New("simulate: the Binder stopped before it synced any object")
+
+// injectFaults makes o's fractions of writes (creates, updates, status
+// updates and deletes) fail.
+func injectFaults(srv *bindertest.Server, o simulateOptions) {
+	seed := int64(o.Scenario.Seed)
+	for i, verb := range []bindertest.Verb{bindertest.VerbCreate, bindertest.VerbUpdate, bindertest.VerbUpdateStatus, bindertest.VerbDelete} {
+		if o.ConflictRate > 0 {
+			srv.InjectFault(bindertest.Fault{Verb: verb, Conflict: true, Fraction: o.ConflictRate, Seed: seed + int64(2*i)})
+		}
+		if o.FailRate > 0 {
+			srv.InjectFault(bindertest.Fault{Verb: verb, Fraction: o.FailRate, Seed: seed + int64(2*i+1),
+				Err: apierrors.NewInternalError(errors.New("volbind simulate: injected fault"))})
+		}
+	}
+}
+
+// syncCount returns the number of syncs the Binder has finished, from its
+// volbind_binder_syncs_total metric.
+func syncCount(g prometheus.Gatherer) (float64, error) {
+	families, err := g.Gather()
+	if err != nil {
+		return 0, err
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "volbind_binder_syncs_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n, nil
+}
+
+// runSimulation seeds a new in-memory API with objs, runs the Binder on it
+// until it has nothing left to do or o.Deadline passes, and reports. As in
+// a cluster where an administrator created the volumes before users made
+// claims, it seeds the classes, nodes and volumes first and lets the Binder
+// make the volumes Available, then seeds the claims (and pods): the
+// report's numbers are those of this second part, the writes of the first
+// are reported as setup writes. When ctx is cancelled it stops the Binder
+// and reports what was done so far. It returns after every goroutine it
+// started has exited.
+func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
+	srv := bindertest.New()
+	events := newEventLog()
+	reg := prometheus.NewRegistry()
+	b, err := binder.New(srv, binder.Config{
+		Recorder:      events,
+		Registerer:    reg,
+		ClaimWorkers:  o.Workers,
+		VolumeWorkers: o.Workers,
+		ResyncPeriod:  o.ResyncPeriod,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	for _, r := range []struct {
+		kind bindertest.Kind
+		h    toolscache.ResourceEventHandler
+	}{
+		{bindertest.KindStorageClass, b.ClassHandler()},
+		{bindertest.KindVolume, b.VolumeHandler()},
+		{bindertest.KindClaim, b.ClaimHandler()},
+	} {
+		defer srv.AddEventHandler(r.kind, r.h)()
+	}
+	if err := srv.Seed(ctx, objs.infrastructure()...); err != nil {
+		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
+	}
+	injectFaults(srv, o)
+	srv.ResetStats()
+
+	runCtx, stop := context.WithCancel(ctx)
+	var runErr error
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		runErr = b.Run(runCtx)
+	}()
+	defer func() {
+		stop()
+		<-runDone
+	}()
+	waitCtx, cancelWait := context.WithTimeout(runCtx, o.Deadline)
+	defer cancelWait()
+
+	// Setup: the Binder makes the volumes Available.
+	var waitErr error
+	started := len(objs.Volumes) > 0
+	if started {
+		if waitErr = waitStarted(waitCtx, reg, runDone); waitErr == nil {
+			waitErr = b.WaitForQuiescence(waitCtx)
+		}
+	}
+	setup := srv.Stats()
+
+	// The claims.
+	clock := newBindClock(time.Now(), objs.Claims)
+	defer srv.AddEventHandler(bindertest.KindClaim, clock.handler())()
+	if err := srv.Seed(ctx, objs.workload()...); err != nil {
+		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
+	}
+	var progress sync.WaitGroup
+	if o.Progress {
+		progress.Go(func() { printProgress(runCtx, stderr, clock, len(objs.Claims)) })
+	}
+	var passes int
+	if waitErr == nil && !started && len(objs.Claims) > 0 {
+		waitErr = waitStarted(waitCtx, reg, runDone)
+	}
+	if waitErr == nil {
+		waitErr = b.WaitForQuiescence(waitCtx)
+	}
+	if waitErr == nil {
+		passes, waitErr = resyncPending(waitCtx, b, clock)
+	}
+	wall := time.Since(clock.start)
+	stop()
+	progress.Wait()
+	if o.Progress {
+		fmt.Fprintf(stderr, "\r%-*s\n", progressWidth, fmt.Sprintf("bound %d/%d claims in %.1fs", clock.bound(), len(objs.Claims), wall.Seconds()))
+	}
+	<-runDone
+	if runErr != nil {
+		return nil, fmt.Errorf("simulate: binder: %w", runErr)
+	}
+	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, waitErr
+	}
+
+	r := &report{Completed: waitErr == nil, ResyncPasses: passes, SetupWrites: setup.TotalWrites()}
+	r.tally(srv.Volumes(), srv.Claims(), events)
+	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
+	return &simulation{report: r, server: srv}, nil
+}
+
+// statsSince returns the requests counted in now and not in before.
+func statsSince(before, now bindertest.Stats) bindertest.Stats {
+	out := bindertest.Stats{
+		Writes:    map[bindertest.Kind]map[bindertest.Verb]int64{},
+		Reads:     map[bindertest.Kind]int64{},
+		Conflicts: now.Conflicts - before.Conflicts,
+		Faults:    now.Faults - before.Faults,
+	}
+	for kind, byVerb := range now.Writes {
+		for verb, n := range byVerb {
+			if d := n - before.Writes[kind][verb]; d != 0 {
+				if out.Writes[kind] == nil {
+					out.Writes[kind] = map[bindertest.Verb]int64{}
+				}
+				out.Writes[kind][verb] = d
+			}
+		}
+	}
+	for kind, n := range now.Reads {
+		if d := n - before.Reads[kind]; d != 0 {
+			out.Reads[kind] = d
+		}
+	}
+	return out
+}
+
+// waitStarted waits until the Binder has synced an object: Run has then
+// queued every object it knew, and WaitForQuiescence waits for them.
+// (Before Run has queued them, WaitForQuiescence has nothing to wait for.)
+func waitStarted(ctx context.Context, g prometheus.Gatherer, runDone <-chan struct{}) error {
+	return wait.PollUntilContextCancel(ctx, time.Millisecond, true, func(context.Context) (bool, error) {
+		select {
+		case <-runDone:
+			return false, errNoProgress
+		default:
+		}
+		n, err := syncCount(g)
+		return n > 0, err
+	})
+}
+
+// maxResyncPasses bounds the passes of resyncPending.
+const maxResyncPasses = 10
+
+// resyncPending syncs every claim left Pending once more, as the periodic
+// resync would, and waits for the Binder to settle again, until a pass
+// binds nothing and fails no sync (or maxResyncPasses). Kubernetes offers a
+// claim only volumes that are Available, and a volume becoming Available
+// does not queue the claims waiting for one: a claim synced before its
+// volume was made Available waits for its resync. It returns the number of
+// passes that bound claims.
+func resyncPending(ctx context.Context, b *binder.Binder, claims interface{ pending() []string }) (int, error) {
+	passes := 0
+	for range maxResyncPasses {
+		pending := claims.pending()
+		if len(pending) == 0 {
+			return passes, nil
+		}
+		failed := false
+		for _, key := range pending {
+			if err := b.SyncClaim(ctx, key); err != nil {
+				if ctx.Err() != nil {
+					return passes, ctx.Err()
+				}
+				failed = true
+			}
+		}
+		if err := b.WaitForQuiescence(ctx); err != nil {
+			return passes, err
+		}
+		bound := len(pending) - len(claims.pending())
+		if bound > 0 {
+			passes++
+		}
+		if bound == 0 && !failed {
+			return passes, nil
+		}
+	}
+	return passes, nil
+}
+
+// progressWidth is the width the progress line is padded to, so that a
+// shorter line overwrites a longer one.
+const progressWidth = 48
+
+// printProgress prints the bound claims and the binding rate on one
+// rewritten line of w until ctx is done.
+func printProgress(ctx context.Context, w io.Writer, c *bindClock, total int) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			bound := c.bound()
+			elapsed := time.Since(c.start).Seconds()
+			fmt.Fprintf(w, "\r%-*s", progressWidth, fmt.Sprintf("bound %d/%d claims (%.0f/s)", bound, total, float64(bound)/elapsed))
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// simulateOptions are the flags of "volbind simulate".
+type simulateOptions struct {
+	Scenario     scenario
+	Files        []string // -f, repeatable; "-" is standard input
+	Workers      int
+	ResyncPeriod time.Duration
+	Deadline     time.Duration
+	ConflictRate float64 // fraction of writes that fail with a Conflict
+	FailRate     float64 // fraction of writes that fail with an internal error
+	Output       string  // text, json or yaml
+	Progress     bool    // progress line on stderr
+	Verbosity    int     // klog verbosity; 0 discards the Binder's logs
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error) {
+	o := simulateOptions{Scenario: defaultScenario()}
+	fs := flag.NewFlagSet("volbind simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: volbind simulate [flags]\n\n"+
+			"Builds a cluster in the embedded in-memory API (generated, or loaded with -f), runs the Binder\n"+
+			"until it has nothing left to do and prints a report. Exit status 1 when invariants broke.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&o.Scenario.Volumes, "volumes", o.Scenario.Volumes, "PersistentVolumes to generate")
+	fs.IntVar(&o.Scenario.Claims, "claims", o.Scenario.Claims, "PersistentVolumeClaims to generate")
+	fs.IntVar(&o.Scenario.Zones, "zones", o.Scenario.Zones, "zones to spread the generated volumes over (one node each)")
+	fs.IntVar(&o.Scenario.Classes, "classes", o.Scenario.Classes, "storage classes")
+	fs.IntVar(&o.Scenario.Namespaces, "namespaces", o.Scenario.Namespaces, "namespaces to spread the generated claims over")
+	fs.Float64Var(&o.Scenario.PreBound, "prebound", o.Scenario.PreBound, "fraction of claims whose volume is pre-bound to them")
+	fs.Float64Var(&o.Scenario.Unbindable, "unbindable", o.Scenario.Unbindable, "fraction of claims that no volume can satisfy")
+	fs.Uint64Var(&o.Scenario.Seed, "seed", o.Scenario.Seed, "random seed of the generated cluster and of fault injection")
+	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead (YAML or JSON, multi-document, List kinds); repeatable; - is stdin")
+	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
+	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object; 0 disables it")
+	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
+	fs.Float64Var(&o.ConflictRate, "conflict-rate", 0, "fraction of API writes that fail with a Conflict")
+	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
+	fs.StringVar(&o.Output, "o", "text", "output: text or json (the report), or yaml (the final objects)")
+	fs.IntVar(&o.Verbosity, "v", 0, "log verbosity of the Binder (klog); 0 discards its logs")
+	progress := fs.String("progress", "auto", "progress line on stderr: auto (when stderr is a terminal), always or never")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, flagError{err}
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("simulate: unexpected arguments %q", fs.Args())
+	}
+	switch o.Output {
+	case "text", "json", "yaml":
+	default:
+		return o, fmt.Errorf("simulate: -o must be text, json or yaml, not %q", o.Output)
+	}
+	switch *progress {
+	case "auto":
+		o.Progress = isTerminal(stderr)
+	case "always":
+		o.Progress = true
+	case "never":
+	default:
+		return o, fmt.Errorf("simulate: -progress must be auto, always or never, not %q", *progress)
+	}
+	if o.Verbosity < 0 {
+		return o, fmt.Errorf("simulate: -v must not be negative, got %d", o.Verbosity)
+	}
+	if o.Workers < 1 {
+		return o, fmt.Errorf("simulate: -workers must be at least 1, got %d", o.Workers)
+	}
+	if o.ResyncPeriod < 0 || o.Deadline <= 0 {
+		return o, fmt.Errorf("simulate: -resync must not be negative and -deadline must be positive, got %v and %v", o.ResyncPeriod, o.Deadline)
+	}
+	if o.ResyncPeriod == 0 {
+		o.ResyncPeriod = -1 // binder.Config: negative disables the resync
+	}
+	for _, r := range []float64{o.ConflictRate, o.FailRate} {
+		if !(r >= 0 && r < 1) {
+			return o, fmt.Errorf("simulate: -conflict-rate and -fail-rate must be within [0, 1), got %v", r)
+		}
+	}
+	if len(o.Files) == 0 {
+		if err := o.Scenario.validate(); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// simulate builds the cluster in the in-memory API, runs the real Binder on
+// it until no work is left (or the deadline passes) and prints the report.
+func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	var objs *loadedObjects
+	if len(o.Files) > 0 {
+		var err error
+		if objs, err = loadManifestFiles(o.Files, stdin); err != nil {
+			return err
+		}
+		for _, w := range objs.Warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+	} else {
+		objs, _ = o.Scenario.generate()
+	}
+	res, err := runSimulation(ctx, o, objs, stderr)
+	if err != nil {
+		return err
+	}
+	switch o.Output {
+	case "json":
+		err = res.report.writeJSON(stdout)
+	case "yaml":
+		err = writeObjectsYAML(stdout, res.server.Objects())
+	default:
+		err = res.report.writeText(stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("simulate: write the output: %w", err)
+	}
+	if o.Output != "text" {
+		for _, v := range res.report.Violations {
+			fmt.Fprintln(stderr, "invariant broken:", v)
+		}
+	}
+	return outcome(ctx, res.report)
+}
+
+// outcome is the error simulate returns after printing r: ctx's when the
+// run was interrupted, exit status 1 when invariants broke, else nil.
+func outcome(ctx context.Context, r *report) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("simulate: interrupted: %w", ctx.Err())
+	case len(r.Violations) > 0:
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// writeObjectsYAML dumps objects as one multi-document YAML stream, with
+// apiVersion and kind set so that the dump loads back with -f.
+func writeObjectsYAML(w io.Writer, objs []runtime.Object) error {
+	for _, obj := range objs {
+		obj = obj.DeepCopyObject()
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil {
+			return fmt.Errorf("dump objects: %w", err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("dump objects: %w", err)
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package jitter
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// DefaultSlots is the default number of slots a Resync cuts its period into.
+const DefaultSlots = 1000
+
+// ErrInvalidConfig is wrapped by the errors of NewResync for bad arguments.
+var ErrInvalidConfig = errors.New("jitter: invalid resync config")
+
+// ResyncConfig configures a Resync. Period is required; the zero value of
+// every other field is valid.
+type ResyncConfig struct {
+	// Period is how often every key is enqueued. Required, positive.
+	Period time.Duration
+	// Jitter delays each enqueue by a random extra time in
+	// [0, Jitter·Period), to keep replicas that hold the same keys out of
+	// step. It must be in [0, 1); keep it small, as it blurs the flat
+	// spread by up to Jitter·Period. Default: 0 (each key is enqueued
+	// exactly at its offset).
+	Jitter float64
+	// Clock times the enqueues. Default: clock.RealClock{}.
+	Clock clock.WithTicker
+	// Rand draws the jitter. It is used only by Run's goroutine. Default:
+	// the math/rand/v2 top-level functions.
+	Rand *rand.Rand
+	// Slots is the number of equal slots the period is cut into; the keys
+	// of a slot are enqueued together at its start. More slots give a finer
+	// but, for few keys per slot, less even spread; see the package
+	// documentation. Default: DefaultSlots. It is lowered to the number of
+	// nanoseconds in Period if that is smaller.
+	Slots int
+}
+
+// Resync enqueues every registered key into a delaying workqueue once per
+// period, at a stable offset within the period derived from the key's
+// hash and balanced so that keys are spread flat over the period (see the
+// package documentation). Keys may be added and removed at any time,
+// while Run runs or not. All methods are safe for concurrent use.
+type Resync[T comparable] struct {
+	q      workqueue.TypedDelayingInterface[T]
+	hash   func(T) uint64
+	period int64 // ns
+	slots  int
+	jitter float64
+	clock  clock.WithTicker
+	rand   *rand.Rand
+
+	// kick wakes Run when a key is added, so that it can wake earlier
+	// than it planned.
+	kick chan struct{}
+	// runMu is held by Run: one Run at a time.
+	runMu sync.Mutex
+	// enqMu is held by Run while it hands a batch of keys to the queue.
+	// Remove takes it after removing its key, so that once Remove
+	// returns the key is never enqueued again.
+	enqMu sync.Mutex
+
+	// mu guards keys and slot.
+	mu sync.Mutex
+	// keys maps each registered key to its place in slot.
+	keys map[T]place
+	// slot[i] lists the keys enqueued at the start of slot i.
+	slot [][]T
+}
+
+// place is where a key sits: slot[s][i].
+type place struct {
+	s, i int32
+}
+
+// NewResync returns a Resync that enqueues into q the keys added to it,
+// with offsets derived from hash (StringHash for string keys). It starts
+// no goroutine: call Run. It returns an error wrapping ErrInvalidConfig if
+// q or hash is nil or cfg is out of range.
+func NewResync[T comparable](q workqueue.TypedDelayingInterface[T], hash func(T) uint64, cfg ResyncConfig) (*Resync[T], error) {
+	switch {
+	case q == nil:
+		return nil, fmt.Errorf("%w: nil queue", ErrInvalidConfig)
+	case hash == nil:
+		return nil, fmt.Errorf("%w: nil hash function", ErrInvalidConfig)
+	case cfg.Period <= 0:
+		return nil, fmt.Errorf("%w: period %v is not positive", ErrInvalidConfig, cfg.Period)
+	case !(cfg.Jitter >= 0 && cfg.Jitter < 1):
+		return nil, fmt.Errorf("%w: jitter %v is not in [0, 1)", ErrInvalidConfig, cfg.Jitter)
+	case cfg.Slots < 0:
+		return nil, fmt.Errorf("%w: %d slots", ErrInvalidConfig, cfg.Slots)
+	}
+	r := &Resync[T]{
+		q:      q,
+		hash:   hash,
+		period: int64(cfg.Period),
+		slots:  cfg.Slots,
+		jitter: cfg.Jitter,
+		clock:  cfg.Clock,
+		rand:   cfg.Rand,
+		kick:   make(chan struct{}, 1),
+		keys:   make(map[T]place),
+	}
+	if r.slots == 0 {
+		r.slots = DefaultSlots
+	}
+	if int64(r.slots) > r.period {
+		r.slots = int(r.period)
+	}
+	if r.clock == nil {
+		r.clock = clock.RealClock{}
+	}
+	r.slot = make([][]T, r.slots)
+	return r, nil
+}
+
+// Add registers key: from now on Run enqueues it once per period at its
+// offset. Adding a registered key does nothing; its offset is kept. It
+// does not block on Run.
+func (r *Resync[T]) Add(key T) {
+	h := r.hash(key)
+	r.mu.Lock()
+	if _, ok := r.keys[key]; ok {
+		r.mu.Unlock()
+		return
+	}
+	n := len(r.keys)
+	limit := n/r.slots + 1 // ⌈(n+1)/slots⌉
+	s, _ := bits.Mul64(h, uint64(r.slots))
+	i := int(s)
+	for len(r.slot[i]) >= limit {
+		// There is always a slot below the limit: otherwise the slots
+		// would hold at least slots·limit > n keys.
+		if i++; i == r.slots {
+			i = 0
+		}
+	}
+	r.keys[key] = place{s: int32(i), i: int32(len(r.slot[i]))}
+	r.slot[i] = append(r.slot[i], key)
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Remove unregisters key. Once Remove returns, Run does not enqueue key
+// again (unless it is added again). Removing an unknown key does nothing.
+// Remove may wait for Run to finish handing a batch of keys to the queue.
+func (r *Resync[T]) Remove(key T) {
+	r.mu.Lock()
+	p, ok := r.keys[key]
+	if !ok {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.keys, key)
+	keys := r.slot[p.s]
+	last := len(keys) - 1
+	if int(p.i) != last {
+		moved := keys[last]
+		keys[p.i] = moved
+		r.keys[moved] = p
+	}
+	var zero T
+	keys[last] = zero
+	r.slot[p.s] = keys[:last]
+	r.mu.Unlock()
+	// Wait for a batch that Run may have taken key into.
+	r.enqMu.Lock()
+	r.enqMu.Unlock() //nolint:staticcheck // an empty critical section is the barrier
+}
+
+// Len returns the number of registered keys.
+func (r *Resync[T]) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.keys)
+}
+
+// Offset returns when within each period key is enqueued (before any
+// jitter), counted from the period's start; periods start at multiples of
+// Period since the Unix epoch. It returns -1 if key is not registered.
+func (r *Resync[T]) Offset(key T) time.Duration {
+	r.mu.Lock()
+	p, ok := r.keys[key]
+	r.mu.Unlock()
+	if !ok {
+		return -1
+	}
+	return time.Duration(r.slotStart(int(p.s)))
+}
+
+// slotStart returns the offset of slot s (0 <= s <= slots) in ns:
+// ⌈s·period/slots⌉, computed without overflow.
+func (r *Resync[T]) slotStart(s int) int64 {
+	hi, lo := bits.Mul64(uint64(s), uint64(r.period))
+	lo, carry := bits.Add64(lo, uint64(r.slots-1), 0)
+	q, _ := bits.Div64(hi+carry, lo, uint64(r.slots))
+	return int64(q)
+}
+
+// slotOf returns the slot containing the offset ph (0 <= ph < period):
+// ⌊ph·slots/period⌋, consistent with slotStart.
+func (r *Resync[T]) slotOf(ph int64) int {
+	hi, lo := bits.Mul64(uint64(ph), uint64(r.slots))
+	q, _ := bits.Div64(hi, lo, uint64(r.period))
+	return int(q)
+}

@@ -1,0 +1,129 @@
+package operations
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+)
+
+func noop(context.Context) error { return nil }
+
+// names returns n distinct operation names shaped like the PV
+// controller's.
+func names(n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = VolumeOpName("delete", fmt.Sprintf("pvc-%08d", i), "6f1c2a4e-0d3b-4a8e-9c55-1f2e3d4c5b6a")
+	}
+	return s
+}
+
+// BenchmarkMapRunFinish starts a no-op under distinct names and counts
+// each until it has finished (Wait at the end is inside the timing).
+func BenchmarkMapRunFinish(b *testing.B) {
+	const n = 1 << 16
+	ns := names(n)
+	b.Run("mode=serial", func(b *testing.B) {
+		m := New(Config{})
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if err := m.Run(ns[i%n], noop); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		if err := m.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("mode=parallel", func(b *testing.B) {
+		m := New(Config{})
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			// Each goroutine takes its own block of names.
+			base := int(next.Add(1)) * 4096
+			for i := 0; pb.Next(); i++ {
+				name := ns[(base+i%4096)%n]
+				for m.Run(name, noop) != nil {
+					// The previous use of this name is still finishing.
+				}
+			}
+		})
+		if err := m.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkMapRunDuplicate measures the refusal of a name that is running.
+func BenchmarkMapRunDuplicate(b *testing.B) {
+	m := New(Config{})
+	release := make(chan struct{})
+	ns := names(64)
+	for _, name := range ns {
+		if err := m.Run(name, func(context.Context) error { <-release; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		close(release)
+		if err := m.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("mode=serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if m.Run(ns[0], noop) != ErrAlreadyRunning {
+				b.Fatal("duplicate not refused")
+			}
+		}
+	})
+	b.Run("mode=parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		var next atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			name := ns[next.Add(1)%64]
+			for pb.Next() {
+				if m.Run(name, noop) != ErrAlreadyRunning {
+					b.Error("duplicate not refused")
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkLocks locks and unlocks keys drawn from a set of the given
+// size, in parallel. With one key every Lock contends; with many keys
+// Lock/Unlock is uncontended.
+func BenchmarkLocks(b *testing.B) {
+	for _, n := range []int{1, 1_000, 100_000} {
+		ns := names(n)
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			var l Locks
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1)) * 7919
+				for pb.Next() {
+					key := ns[i%n]
+					l.Lock(key)
+					l.Unlock(key)
+					i++
+				}
+			})
+		})
+	}
+	b.Run("keys=1/mode=serial", func(b *testing.B) {
+		var l Locks
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Lock("pv-1")
+			l.Unlock("pv-1")
+		}
+	})
+}

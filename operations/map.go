@@ -1,0 +1,266 @@
+package operations
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Kubernetes' goroutinemap defaults (pkg/util/goroutinemap/exponentialbackoff).
+const (
+	// DefaultInitialDelay is the backoff after the first failure of a name.
+	DefaultInitialDelay = 500 * time.Millisecond
+	// DefaultMaxDelay caps the doubling backoff. It is slightly more than two
+	// minutes so that timeouts caused by it are recognisable, as in Kubernetes.
+	DefaultMaxDelay = 2*time.Minute + 2*time.Second
+)
+
+// mapShards is the number of independently locked parts of a Map. Names
+// are spread over them by hash so that Runs of different names on
+// different CPUs rarely touch the same mutex.
+const mapShards = 32
+
+// Config configures a Map. The zero value is valid and gives Kubernetes'
+// behaviour: the real clock and a backoff of 500 ms doubling up to 2 min 2 s.
+type Config struct {
+	// Clock reads the time for backoff (only Now is used). Default:
+	// clock.RealClock{}.
+	Clock clock.Clock
+	// InitialDelay is how long a name is refused after its first failure.
+	// Default: DefaultInitialDelay (500 ms).
+	InitialDelay time.Duration
+	// MaxDelay caps the delay, which doubles with every consecutive failure.
+	// Default: DefaultMaxDelay (2 min 2 s).
+	MaxDelay time.Duration
+	// DisableBackoff turns backoff off: a failed name may run again at once.
+	// Default: false (backoff on).
+	DisableBackoff bool
+	// Logger receives one error line, with the stack, per recovered panic.
+	// Default: klog.Background().
+	Logger *klog.Logger
+}
+
+// Map runs at most one operation per name, each in its own goroutine, and
+// backs a name off after its operation fails. Create it with New; all
+// methods are safe for concurrent use.
+type Map struct {
+	clock          clock.PassiveClock
+	initialDelay   time.Duration
+	maxDelay       time.Duration
+	disableBackoff bool
+	logger         klog.Logger
+
+	// ctx is handed to every operation; cancel cancels it on Shutdown.
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
+
+	// waiters counts the Wait calls in progress; while it is zero,
+	// finishing operations need not look for idleness.
+	waiters atomic.Int32
+	// idleMu guards idle.
+	idleMu sync.Mutex
+	// idle is closed (and reset to nil) when no operation runs any more;
+	// nil while nobody waits.
+	idle chan struct{}
+
+	shards [mapShards]mapShard
+}
+
+// mapShard is one independently locked part of a Map.
+type mapShard struct {
+	// mu guards pending and failed.
+	mu sync.Mutex
+	// pending holds the names whose operation is running. Its length is
+	// per shard, so Run and finishing operations on different CPUs share
+	// no counter.
+	pending map[string]struct{}
+	// failed holds the backoff state of names whose last operation failed.
+	failed map[string]*backoff
+	// Pad to two cache lines so that neighbouring shards' mutexes do not
+	// share one.
+	_ [128 - 24]byte
+}
+
+// New returns an empty Map configured by cfg. It starts no goroutine.
+func New(cfg Config) *Map {
+	m := &Map{
+		clock:          cfg.Clock,
+		initialDelay:   cfg.InitialDelay,
+		maxDelay:       cfg.MaxDelay,
+		disableBackoff: cfg.DisableBackoff,
+	}
+	if cfg.Clock == nil {
+		m.clock = clock.RealClock{}
+	}
+	if m.initialDelay <= 0 {
+		m.initialDelay = DefaultInitialDelay
+	}
+	if m.maxDelay <= 0 {
+		m.maxDelay = DefaultMaxDelay
+	}
+	if m.maxDelay < m.initialDelay {
+		m.maxDelay = m.initialDelay
+	}
+	if cfg.Logger != nil {
+		m.logger = *cfg.Logger
+	} else {
+		m.logger = klog.Background()
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	for i := range m.shards {
+		m.shards[i].pending = make(map[string]struct{})
+		m.shards[i].failed = make(map[string]*backoff)
+	}
+	return m
+}
+
+func (m *Map) shard(name string) *mapShard {
+	return &m.shards[spread(name)%mapShards]
+}
+
+// Run starts op in a new goroutine under name and returns nil, or refuses
+// at once without starting it. It never blocks on a running operation.
+//
+// Run returns ErrAlreadyRunning while an operation under name is running,
+// a *BackoffError (errors.Is(err, ErrBackoff)) while name backs off after a
+// failure, and ErrShutdown after Shutdown.
+//
+// op receives a context that is cancelled by Shutdown. A non-nil error
+// from op, or a panic (recovered as a *PanicError), is a failure: name is
+// refused until its backoff has passed, InitialDelay after the first
+// failure and twice as long after each further one, up to MaxDelay. A
+// success forgets the backoff.
+func (m *Map) Run(name string, op func(ctx context.Context) error) error {
+	if m.closed.Load() {
+		return ErrShutdown
+	}
+	s := m.shard(name)
+	s.mu.Lock()
+	// One map operation both tests and marks name as pending: storing a
+	// present key leaves the length as it was.
+	n := len(s.pending)
+	s.pending[name] = struct{}{}
+	if len(s.pending) == n {
+		s.mu.Unlock()
+		return ErrAlreadyRunning
+	}
+	if len(s.failed) > 0 {
+		if b, ok := s.failed[name]; ok {
+			if now := m.clock.Now(); !now.After(b.until) {
+				delete(s.pending, name)
+				err := &BackoffError{Name: name, Until: b.until, LastError: b.lastErr}
+				s.mu.Unlock()
+				return err
+			}
+		}
+	}
+	s.mu.Unlock()
+	go m.run(s, name, op)
+	return nil
+}
+
+// run is the goroutine of one operation.
+func (m *Map) run(s *mapShard, name string, op func(context.Context) error) {
+	var err error
+	defer m.finish(s, name, &err)
+	err = op(m.ctx)
+}
+
+// finish records the outcome of the operation under name, turning a panic
+// into a *PanicError. It is deferred by run, so it may recover.
+func (m *Map) finish(s *mapShard, name string, errp *error) {
+	if r := recover(); r != nil {
+		perr := &PanicError{Name: name, Value: r, Stack: debug.Stack()}
+		m.logger.Error(perr, "Operation panicked", "operation", name, "stack", string(perr.Stack))
+		*errp = perr
+	}
+	err := *errp
+	s.mu.Lock()
+	delete(s.pending, name)
+	switch {
+	case err != nil && !m.disableBackoff:
+		b := s.failed[name]
+		if b == nil {
+			b = &backoff{}
+			s.failed[name] = b
+		}
+		b.fail(m.clock.Now(), err, m.initialDelay, m.maxDelay)
+	case len(s.failed) > 0:
+		delete(s.failed, name)
+	}
+	shardIdle := len(s.pending) == 0
+	s.mu.Unlock()
+	// Wait increments waiters before it looks at the shards, so either it
+	// sees this shard idle or this sees it waiting.
+	if shardIdle && m.waiters.Load() > 0 {
+		m.idleMu.Lock()
+		if m.idle != nil && m.idleLocked() {
+			close(m.idle)
+			m.idle = nil
+		}
+		m.idleMu.Unlock()
+	}
+}
+
+// idleLocked reports whether no operation runs. It is called with idleMu
+// held.
+func (m *Map) idleLocked() bool {
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// IsPending reports whether an operation under name is running. It does
+// not block.
+func (m *Map) IsPending(name string) bool {
+	s := m.shard(name)
+	s.mu.Lock()
+	_, ok := s.pending[name]
+	s.mu.Unlock()
+	return ok
+}
+
+// Wait blocks until no operation is running or ctx is done, and then
+// returns nil or ctx.Err(). Operations started while Wait waits are waited
+// for too.
+func (m *Map) Wait(ctx context.Context) error {
+	m.waiters.Add(1)
+	defer m.waiters.Add(-1)
+	m.idleMu.Lock()
+	if m.idleLocked() {
+		m.idleMu.Unlock()
+		return nil
+	}
+	if m.idle == nil {
+		m.idle = make(chan struct{})
+	}
+	idle := m.idle
+	m.idleMu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shutdown cancels the context of every running operation and makes every
+// later Run return ErrShutdown. It does not wait: call Wait for that.
+// Calling it again does nothing.
+func (m *Map) Shutdown() {
+	m.closed.Store(true)
+	m.cancel()
+}
