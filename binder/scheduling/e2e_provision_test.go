@@ -105,6 +105,11 @@ func TestEndToEndProvisioning(t *testing.T) {
 		if cycles != 1 {
 			t.Errorf("pod %s took %d cycles, want 1", p.Name, cycles)
 		}
+		// Bind returns once the claim names its volume (bind-completed), as
+		// kube-scheduler's does; the claim's status write may still follow.
+		if err := b.WaitForQuiescence(ctx); err != nil {
+			t.Fatalf("WaitForQuiescence: %v", err)
+		}
 		c, err := srv.GetClaim(ctx, ns, p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
 		if err != nil {
 			t.Fatal(err)

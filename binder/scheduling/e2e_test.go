@@ -171,7 +171,11 @@ func TestEndToEndPrebinding(t *testing.T) {
 		t.Errorf("Stats().Conflicts = %d, want the injected one", st.Conflicts)
 	}
 
-	// Every claim is Bound to a volume usable from its pod's node.
+	// Every claim is Bound to a volume usable from its pod's node. Bind
+	// returns once claims name their volumes; wait for the status writes.
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		t.Fatalf("WaitForQuiescence: %v", err)
+	}
 	volumes := map[string]*v1.PersistentVolume{}
 	for _, pv := range srv.Volumes() {
 		volumes[pv.Name] = pv
