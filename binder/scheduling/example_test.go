@@ -129,6 +129,11 @@ func ExampleVolumeBinder_Bind() {
 	if err := vb.Bind(ctx, pod, pv); err != nil {
 		panic(err)
 	}
+	// Bind returns once the claim names its volume; the Binder writes the
+	// claim's Bound status right after.
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		panic(err)
+	}
 	claim, _ := srv.GetClaim(ctx, "default", "data")
 	fmt.Println("claim", claim.Name, claim.Status.Phase, "to", claim.Spec.VolumeName)
 	// Output:

@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/recycler"
 )
 
 // errLeadershipLost is returned when the replica lost its Lease while it
@@ -180,12 +181,21 @@ func (c *controller) lead(ctx context.Context) error {
 	}
 	c.setState(stateSyncing)
 	factory := informers.NewSharedInformerFactory(c.cs, 0)
+	// Released Recycle volumes are scrubbed by a recycler pod, as
+	// kube-controller-manager does; Delete volumes of external provisioners
+	// are left to them, other Delete volumes become Failed (no deleter
+	// plugin is built into the program).
+	rec, err := recycler.NewForClientset(c.cs, recycler.Config{})
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
 	b, err := binder.NewForClientset(ctx, c.cs, factory, binder.Config{
 		ClaimWorkers:  c.o.ClaimWorkers,
 		VolumeWorkers: c.o.VolumeWorkers,
 		ResyncPeriod:  c.o.ResyncPeriod,
 		Recorder:      c.recorder,
 		Registerer:    c.reg,
+		Reclaim:       &binder.ReclaimConfig{Recycler: rec},
 	})
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
