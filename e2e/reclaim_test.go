@@ -1,0 +1,125 @@
+//go:build e2e && linux
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/recycler"
+)
+
+// fakeDeleter is a binder.Deleter that records the volumes it deleted.
+type fakeDeleter struct {
+	// mu guards deleted.
+	mu      sync.Mutex
+	deleted []string
+}
+
+var _ binder.Deleter = (*fakeDeleter)(nil)
+
+func (d *fakeDeleter) Delete(_ context.Context, pv *v1.PersistentVolume) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deleted = append(d.deleted, pv.Name)
+	return nil
+}
+
+func (d *fakeDeleter) names() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.deleted)
+}
+
+// bindAndRelease creates a volume with the given reclaim policy and a
+// claim, waits until they are bound, deletes the claim and returns the
+// volume as last read.
+func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimPolicy) *v1.PersistentVolume {
+	f.t.Helper()
+	pv := f.volume(name, 1)
+	pv.Spec.PersistentVolumeReclaimPolicy = policy
+	f.create(pv, f.claim(name, 1))
+	f.waitBound(1, time.Minute)
+	bound := f.getVolume(pv.Name)
+	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(f.t.Context(), name, deleteNow()); err != nil {
+		f.t.Fatalf("delete claim %s: %v", name, err)
+	}
+	return bound
+}
+
+// TestReclaimDelete deletes the claim of a bound volume with the Delete
+// policy: the Binder calls the Deleter registered for the volume's plugin
+// and deletes the volume object.
+func TestReclaimDelete(t *testing.T) {
+	f := newFixture(t)
+	d := &fakeDeleter{}
+	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{"kubernetes.io/host-path": d}}})
+	pv := f.bindAndRelease("doomed", v1.PersistentVolumeReclaimDelete)
+	f.eventually(time.Minute, "the volume object to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := f.cs.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if got := d.names(); !slices.Equal(got, []string{pv.Name}) {
+		t.Errorf("Deleter deleted %q, want [%s]", got, pv.Name)
+	}
+}
+
+// TestReclaimRecycle deletes the claim of a bound volume with the Recycle
+// policy: the Binder creates the recycler pod; the test plays the kubelet
+// and marks the pod Succeeded; the volume becomes Available again, without
+// claimRef, and the pod is deleted.
+func TestReclaimRecycle(t *testing.T) {
+	f := newFixture(t)
+	template := recycler.DefaultPodTemplate()
+	template.Namespace = f.ns
+	r, err := recycler.NewForClientset(newClient(t, 1000, 2000), recycler.Config{PodTemplate: template})
+	if err != nil {
+		t.Fatalf("recycler.NewForClientset: %v", err)
+	}
+	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Recycler: r}})
+	pv := f.bindAndRelease("scrubbed", v1.PersistentVolumeReclaimRecycle)
+
+	podName := recycler.PodName(pv.Name)
+	var pod *v1.Pod
+	f.eventually(time.Minute, "the recycler pod", func(ctx context.Context) (bool, error) {
+		var err error
+		pod, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if got := pod.Annotations[recycler.AnnVolume]; got != pv.Name {
+		t.Errorf("recycler pod annotation %s = %q, want %q", recycler.AnnVolume, got, pv.Name)
+	}
+	if len(pod.Spec.Volumes) == 0 || pod.Spec.Volumes[0].HostPath == nil || pod.Spec.Volumes[0].HostPath.Path != pv.Spec.HostPath.Path {
+		t.Errorf("recycler pod volumes = %+v, want the volume's host path %s first", pod.Spec.Volumes, pv.Spec.HostPath.Path)
+	}
+	pod.Status.Phase = v1.PodSucceeded
+	if _, err := f.cs.CoreV1().Pods(f.ns).UpdateStatus(t.Context(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("complete the recycler pod: %v", err)
+	}
+
+	f.eventually(time.Minute, "the recycled volume to be Available", func(ctx context.Context) (bool, error) {
+		got := f.getVolume(pv.Name)
+		return got.Status.Phase == v1.VolumeAvailable && got.Spec.ClaimRef == nil, nil
+	})
+	f.eventually(time.Minute, "the recycler pod to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Benchmarks kube-controller-manager's PV binder against "volbind controller"
+# on real, fresh clusters (hack/cluster-up.sh): for each binder, client limit
+# and size, a new cluster, the binder started, then N volume/claim pairs
+# created while it runs (hack/benchload), timed until all are Bound. Prints
+# one Markdown table; progress and details go to stderr.
+#
+#   hack/bench-real.sh                         full matrix (the default-limit 5,000 rows take ~20 min each)
+#   BENCH_BINDERS="kcm volbind" BENCH_LIMITS="20/30 1000/2000" BENCH_SIZES="1000 5000" hack/bench-real.sh
+#   BENCH_SKIP="volbind:20/30:5000 kcm:20/30:5000" hack/bench-real.sh    skip cells
+#   VOLBIND_FLAGS="-claim-workers 4" hack/bench-real.sh                     extra flags for volbind controller
+#
+# Both binders get the same client limits (-kube-api-qps/-kube-api-burst) and
+# their default worker counts. Nothing is left running, also on failure or
+# Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD/hack
+
+binders=${BENCH_BINDERS:-kcm volbind}
+limits=${BENCH_LIMITS:-20/30 1000/2000}
+sizes=${BENCH_SIZES:-1000 5000}
+skip=" ${BENCH_SKIP:-} "
+cache=${VOLBIND_CACHE:-$HOME/.cache/volbind}
+log() { echo "bench-real: $*" >&2; }
+
+"$here/build-binaries.sh" >/dev/null
+tools=$(mktemp -d "${TMPDIR:-/tmp}/volbind-bench.XXXXXX")
+go build -o "$tools/benchload" ./hack/benchload
+go build -o "$tools/volbind" ./cmd/volbind
+
+dir=""
+rows=$tools/rows
+stop_cluster() {
+	if [ -n "$dir" ]; then
+		"$here/cluster-down.sh" "$dir" >&2 || true
+		dir=""
+	fi
+}
+trap 'stop_cluster; rm -rf "$tools"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# wait_http URL PID: waits up to 60 s for URL to answer 200 while PID lives.
+wait_http() {
+	for _ in $(seq 1 600); do
+		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "no answer from $1"
+	return 1
+}
+
+for b in $binders; do
+	for l in $limits; do
+		qps=${l%/*} burst=${l#*/}
+		for n in $sizes; do
+			if [[ $skip == *" $b:$l:$n "* ]]; then
+				log "skipping $b $l n=$n"
+				continue
+			fi
+			log "$b qps/burst $l, $n pairs: starting a fresh cluster"
+			case $b in
+			kcm)
+				dir=$("$here/cluster-up.sh" --with-kcm --kcm-qps "$qps" --kcm-burst "$burst" --owner-pid $$)
+				pid=$(sed -n 's/^VOLBIND_KCM_PID=//p' "$dir/env")
+				name=kube-controller-manager
+				;;
+			volbind)
+				dir=$("$here/cluster-up.sh" --owner-pid $$)
+				port=$((20000 + RANDOM % 30000))
+				# shellcheck disable=SC2086 # VOLBIND_FLAGS is a list of flags
+				"$tools/volbind" controller --kubeconfig "$dir/kubeconfig" --leader-elect=false \
+					--kube-api-qps "$qps" --kube-api-burst "$burst" --metrics-addr "127.0.0.1:$port" \
+					${VOLBIND_FLAGS:-} </dev/null >"$dir/volbind.log" 2>&1 &
+				pid=$!
+				echo "$pid" >"$dir/volbind.pid"
+				wait_http "http://127.0.0.1:$port/readyz" "$pid"
+				name="volbind controller"
+				;;
+			*) log "unknown binder $b (want kcm or volbind)"; exit 2 ;;
+			esac
+			"$tools/benchload" -kubeconfig "$dir/kubeconfig" -n "$n" -pid "$pid" -name "$name" -limits "$l" | tee -a "$rows" >&2
+			stop_cluster
+		done
+	done
+done
+echo
+echo "$(nproc) cores, $(date -u +%Y-%m-%d); time from the first create to all volumes and claims Bound"
+"$tools/benchload" -header
+cat "$rows"
