@@ -57,7 +57,7 @@ func randomCluster(rng *rand.Rand, n int) []runtime.Object {
 // maximal (no Pending claim without a requested volume has a match left).
 func TestRandomClustersWithConflicts(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(6) {
+	for seed := range uint64(8) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
 			t.Logf("seed %d", seed)
@@ -67,7 +67,9 @@ func TestRandomClustersWithConflicts(t *testing.T) {
 			for _, verb := range []bindertest.Verb{bindertest.VerbUpdate, bindertest.VerbUpdateStatus} {
 				e.srv.InjectFault(bindertest.Fault{Verb: verb, Conflict: true, Fraction: 0.3, Seed: int64(seed)})
 			}
-			b := e.newBinder(Config{ClaimWorkers: 1 + int(seed%3), VolumeWorkers: 1 + int(seed%2)})
+			// Worker counts from 1 to 16: the program runs 8 of each by default.
+			workers := []int{1, 2, 3, 4, 8, 16, 8, 16}[seed]
+			b := e.newBinder(Config{ClaimWorkers: workers, VolumeWorkers: 1 + int(seed%2)*(workers-1)})
 			e.run(b)
 			e.settle(b)
 			checkConsistent(t, e)
