@@ -24,8 +24,10 @@
 // PersistentVolume binder of kube-controller-manager: disable that one
 // (kube-controller-manager --controllers=*,-persistentvolume-binder-controller)
 // so that the two do not compete; that also stops its in-tree dynamic
-// provisioning and volume reclaim, which volbind does not do (CSI drivers'
-// external-provisioner does both for CSI volumes).
+// provisioning and volume reclaim. The program scrubs released Recycle
+// volumes with a recycler pod; in-tree provisioning and Delete need plugins
+// that only an embedder can register (binder.Config.Provisioning and
+// Reclaim); CSI drivers' external-provisioner does both for CSI volumes.
 //
 // Run "volbind <command> -h" for the flags of a command.
 package main

@@ -94,7 +94,7 @@ func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[
 	case pvc.Spec.VolumeName != "" && volumes[pvc.Spec.VolumeName] == nil:
 		return reasonNoEvent, "the requested volume does not exist"
 	case volume.GetPersistentVolumeClaimClass(pvc) != "":
-		return reasonNoEvent, "no volume matches; a claim of a storage class is left to dynamic provisioning, which volbind does not do"
+		return reasonNoEvent, "no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)"
 	}
 	return reasonNoEvent, "the Binder emitted no event about this claim"
 }

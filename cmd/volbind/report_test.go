@@ -71,7 +71,7 @@ func TestReportTally(t *testing.T) {
 		PendingReasons: []reasonCount{
 			{Reason: "FailedBinding", Message: "no persistent volumes available for this claim and no storage class is set", Claims: 2},
 			{Reason: "FailedBinding", Message: `volume "…" already bound to a different claim.`, Claims: 2},
-			{Reason: reasonNoEvent, Message: "no volume matches; a claim of a storage class is left to dynamic provisioning, which volbind does not do", Claims: 1},
+			{Reason: reasonNoEvent, Message: "no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)", Claims: 1},
 			{Reason: reasonNoEvent, Message: "the Binder emitted no event about this claim", Claims: 1},
 			{Reason: reasonNoEvent, Message: "the requested volume does not exist", Claims: 1},
 		},

@@ -102,7 +102,7 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 	wantReasons := map[string]int{
 		"FailedBinding: no persistent volumes available for this claim and no storage class is set":                         exp.Unbindable[unbindableNoClass],
 		`FailedBinding: volume "…" already bound to a different claim.`:                                                     exp.Unbindable[unbindableTaken],
-		"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning, which volbind does not do": exp.Unbindable[unbindableTooLarge],
+		"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)": exp.Unbindable[unbindableTooLarge],
 	}
 	got := reasonCounts(r)
 	for reason, n := range wantReasons {
@@ -206,7 +206,7 @@ func TestSimulateCommand(t *testing.T) {
 				}
 				want := map[string]int{
 					"FailedBinding: no persistent volumes available for this claim and no storage class is set":                         1,
-					"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning, which volbind does not do": 1,
+					"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)": 1,
 					`VolumeMismatch: Cannot bind to requested volume "…": requested PV is too small`:                                    1,
 					"WaitForFirstConsumer: waiting for first consumer to be created before binding":                                     1,
 				}
