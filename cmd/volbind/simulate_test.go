@@ -100,8 +100,8 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 	}
 
 	wantReasons := map[string]int{
-		"FailedBinding: no persistent volumes available for this claim and no storage class is set":                         exp.Unbindable[unbindableNoClass],
-		`FailedBinding: volume "…" already bound to a different claim.`:                                                     exp.Unbindable[unbindableTaken],
+		"FailedBinding: no persistent volumes available for this claim and no storage class is set":                                  exp.Unbindable[unbindableNoClass],
+		`FailedBinding: volume "…" already bound to a different claim.`:                                                              exp.Unbindable[unbindableTaken],
 		"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)": exp.Unbindable[unbindableTooLarge],
 	}
 	got := reasonCounts(r)
@@ -205,10 +205,10 @@ func TestSimulateCommand(t *testing.T) {
 					t.Fatalf("report is not JSON: %v\n%s", err, stdout)
 				}
 				want := map[string]int{
-					"FailedBinding: no persistent volumes available for this claim and no storage class is set":                         1,
+					"FailedBinding: no persistent volumes available for this claim and no storage class is set":                                  1,
 					"NoEvent: no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)": 1,
-					`VolumeMismatch: Cannot bind to requested volume "…": requested PV is too small`:                                    1,
-					"WaitForFirstConsumer: waiting for first consumer to be created before binding":                                     1,
+					`VolumeMismatch: Cannot bind to requested volume "…": requested PV is too small`:                                             1,
+					"WaitForFirstConsumer: waiting for first consumer to be created before binding":                                              1,
 				}
 				if diff := cmp.Diff(want, reasonCounts(&r)); diff != "" || r.ClaimsBound != 1 {
 					t.Errorf("%d claims bound, pending reasons (-want +got):\n%s", r.ClaimsBound, diff)
