@@ -218,17 +218,7 @@ func (s *Server) removeWatcher(w *watcher) {
 // done; the caller must do one of them. Watches are not counted in Stats
 // and are not subject to faults.
 func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) (watch.Interface, error) {
-	if !kind.valid() {
-		return nil, badRequest("invalid kind %s", kind)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sel, err := parseSelector(kind, opts)
-	if err != nil {
-		return nil, err
-	}
-	from, err := parseRV(kind, "", opts.ResourceVersion)
+	sel, from, err := parseRequest(ctx, kind, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +273,26 @@ func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) 
 	return w, nil
 }
 
+// parseRequest checks the kind and ctx of a list or watch request and
+// parses its selectors and resourceVersion (0 when unset).
+func parseRequest(ctx context.Context, kind Kind, opts metav1.ListOptions) (selector, uint64, error) {
+	if !kind.valid() {
+		return selector{}, 0, badRequest("invalid kind %s", kind)
+	}
+	if err := ctx.Err(); err != nil {
+		return selector{}, 0, err
+	}
+	sel, err := parseSelector(kind, opts)
+	if err != nil {
+		return selector{}, 0, err
+	}
+	from, err := parseRV(kind, "", opts.ResourceVersion)
+	if err != nil {
+		return selector{}, 0, err
+	}
+	return sel, from, nil
+}
+
 // tooLargeRV is kube-apiserver's error for a resourceVersion newer than
 // the current one.
 func tooLargeRV(rv, cur uint64) error {
@@ -298,17 +308,7 @@ func tooLargeRV(rv, cur uint64) error {
 // the current resourceVersion, filtered by opts' selectors. Limit is
 // ignored: the whole list is returned, without a continue token.
 func (s *Server) list(ctx context.Context, kind Kind, opts metav1.ListOptions) (runtime.Object, error) {
-	if !kind.valid() {
-		return nil, badRequest("invalid kind %s", kind)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sel, err := parseSelector(kind, opts)
-	if err != nil {
-		return nil, err
-	}
-	from, err := parseRV(kind, "", opts.ResourceVersion)
+	sel, from, err := parseRequest(ctx, kind, opts)
 	if err != nil {
 		return nil, err
 	}

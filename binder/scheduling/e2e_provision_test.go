@@ -84,20 +84,7 @@ func TestEndToEndProvisioning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.AddEventHandler(bindertest.KindStorageClass, b.ClassHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, b.VolumeHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, vb.VolumeHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, vb.ClaimHandler()))
-	runCtx, cancel := context.WithCancel(ctx)
-	runDone := make(chan error, 1)
-	go func() { runDone <- b.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("Binder.Run: %v", err)
-		}
-	})
+	runBinders(ctx, t, srv, b, vb)
 
 	s := &scheduler{t: t, ctx: ctx, srv: srv, vb: vb, nodes: nodes}
 	for i, p := range pods {

@@ -135,20 +135,7 @@ func TestEndToEndPrebinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.AddEventHandler(bindertest.KindStorageClass, b.ClassHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, b.VolumeHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, vb.VolumeHandler()))
-	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, vb.ClaimHandler()))
-	runCtx, cancel := context.WithCancel(ctx)
-	runDone := make(chan error, 1)
-	go func() { runDone <- b.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("Binder.Run: %v", err)
-		}
-	})
+	runBinders(ctx, t, srv, b, vb)
 
 	injected := false
 	s := &scheduler{t: t, ctx: ctx, srv: srv, vb: vb, nodes: nodes}
@@ -215,4 +202,24 @@ func TestEndToEndPrebinding(t *testing.T) {
 	if err := b.WaitForQuiescence(waitCtx); err != nil {
 		t.Errorf("WaitForQuiescence: %v", err)
 	}
+}
+
+// runBinders wires the Binder and the VolumeBinder to srv's events, runs
+// the Binder until the test ends and checks that Run returned cleanly.
+func runBinders(ctx context.Context, t *testing.T, srv *bindertest.Server, b *binder.Binder, vb *scheduling.VolumeBinder) {
+	t.Helper()
+	t.Cleanup(srv.AddEventHandler(bindertest.KindStorageClass, b.ClassHandler()))
+	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, b.VolumeHandler()))
+	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler()))
+	t.Cleanup(srv.AddEventHandler(bindertest.KindVolume, vb.VolumeHandler()))
+	t.Cleanup(srv.AddEventHandler(bindertest.KindClaim, vb.ClaimHandler()))
+	runCtx, cancel := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- b.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("Binder.Run: %v", err)
+		}
+	})
 }
