@@ -38,6 +38,10 @@ type Binder struct {
 	matchMu  sync.Mutex
 	reserved map[string]bool
 
+	// holds tracks the volumes whose Available write is held back and the
+	// claims that might take them; nil without Config.AvailableDelay.
+	holds *holds
+
 	started atomic.Bool
 	// running holds the queues while Run runs; nil before and after.
 	running atomic.Pointer[runState]
@@ -82,11 +86,16 @@ func New(api API, cfg Config) (*Binder, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h *holds
+	if cfg.AvailableDelay > 0 {
+		h = newHolds()
+	}
 	return &Binder{
 		api:     api,
 		cfg:     cfg,
 		metrics: m,
-		store:   newStore(cfg.Clock.Now),
+		holds:   h,
+		store:   newStore(cfg.Clock.Now, h != nil),
 		ops: operations.New(operations.Config{Clock: cfg.Clock,
 			InitialDelay: cfg.OperationInitialDelay, MaxDelay: cfg.OperationMaxDelay}),
 		claimLocks:  keymutex.NewHashed(256),
@@ -163,6 +172,9 @@ func (b *Binder) stop(rs *runState) {
 	defer b.mu.Unlock()
 	clear(b.queued)
 	clear(b.retrying)
+	if b.holds != nil {
+		b.holds.reset()
+	}
 	b.wakeLocked()
 }
 
@@ -195,6 +207,9 @@ func (b *Binder) work(ctx context.Context, q workqueue.TypedRateLimitingInterfac
 			b.retrying[wk] = struct{}{}
 		} else {
 			delete(b.retrying, wk)
+		}
+		if _, again := b.queued[wk]; !again && !volume && b.holds != nil {
+			b.holds.claimDone(key)
 		}
 		b.mu.Unlock()
 		q.Done(key)

@@ -74,6 +74,24 @@ type Config struct {
 	// or volume; zero means operations.DefaultInitialDelay (500 ms) and
 	// operations.DefaultMaxDelay (2 min 2 s), as in Kubernetes.
 	OperationInitialDelay, OperationMaxDelay time.Duration
+
+	// AvailableDelay, when positive, saves the Available write of new
+	// statically provisioned volumes that a claim takes: claims may then be
+	// bound to unbound volumes whose phase is still empty or Pending, and
+	// the volume sync marks such a volume Available only once AvailableDelay
+	// has passed since the Binder first saw it and no claim waiting in the
+	// claim queue might take it (one of its class, VolumeAttributesClass
+	// and volume mode requesting no more than its capacity, the claim it is
+	// pre-bound to, or a claim naming it). A binding then costs 4 writes
+	// instead of Kubernetes' 5, and a volume no claim takes is marked
+	// Available at most one AvailableDelay after the claim queue has no
+	// claim for it. Zero (the default) is Kubernetes' behaviour: every new
+	// volume is marked Available at its first sync and only Available
+	// volumes are bound to claims that do not name them. A volume held back
+	// is queued again for later; WaitForQuiescence does not wait for that,
+	// and SyncVolume of a held volume returns nil without a write. Negative
+	// values are an error.
+	AvailableDelay time.Duration
 }
 
 // withDefaults checks cfg and fills in the defaults.
@@ -86,6 +104,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.RetryBaseDelay < 0 || cfg.RetryMaxDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative retry delay (base %v, max %v): %w", cfg.RetryBaseDelay, cfg.RetryMaxDelay, ErrInvalidConfig)
+	}
+	if cfg.AvailableDelay < 0 {
+		return cfg, fmt.Errorf("binder: negative AvailableDelay %v: %w", cfg.AvailableDelay, ErrInvalidConfig)
 	}
 	if cfg.OperationInitialDelay < 0 || cfg.OperationMaxDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative operation backoff (initial %v, max %v): %w", cfg.OperationInitialDelay, cfg.OperationMaxDelay, ErrInvalidConfig)

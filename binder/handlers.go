@@ -75,6 +75,9 @@ func (b *Binder) volumeDeleted(obj any) {
 	}
 	cached := b.store.deleteVolume(pv)
 	b.forget(workKey{volume: true, key: pv.Name})
+	if b.holds != nil {
+		b.holds.forgetVolume(pv.Name)
+	}
 	ref := pv.Spec.ClaimRef
 	if ref == nil && cached != nil {
 		ref = cached.Spec.ClaimRef

@@ -69,6 +69,7 @@ func (b *Binder) enqueue(wk workKey) {
 	if wk.volume {
 		rs.volumes.Add(wk.key)
 	} else {
+		b.claimQueuedLocked(wk.key)
 		rs.claims.Add(wk.key)
 	}
 }

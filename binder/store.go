@@ -41,12 +41,14 @@ type store struct {
 	sweepAt int
 }
 
-func newStore(now func() time.Time) *store {
+// newStore returns an empty store; unmarked makes volumes not marked
+// Available yet candidates of the index (Config.AvailableDelay).
+func newStore(now func() time.Time, unmarked bool) *store {
 	return &store{
 		now:         now,
 		volumes:     cache.NewLatest[*v1.PersistentVolume](),
 		claims:      cache.NewLatest[*v1.PersistentVolumeClaim](),
-		index:       pvindex.New(),
+		index:       pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: unmarked}),
 		volumeTombs: make(map[string]tombstone),
 		claimTombs:  make(map[string]tombstone),
 		sweepAt:     1024,

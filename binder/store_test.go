@@ -18,7 +18,7 @@ func withRV[T interface{ SetResourceVersion(string) }](obj T, rv string) T {
 // must not bring the object back; a re-created object must get in.
 func TestStoreTombstones(t *testing.T) {
 	t.Parallel()
-	s := newStore(func() time.Time { return time.Unix(0, 0) })
+	s := newStore(func() time.Time { return time.Unix(0, 0) }, false)
 	for _, step := range []struct {
 		name       string
 		do         func() (bool, error)

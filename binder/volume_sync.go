@@ -18,9 +18,13 @@ func (b *Binder) syncVolume(ctx context.Context, pv *v1.PersistentVolume) error 
 	if v := logger.V(4); v.Enabled() {
 		v.Info("Synchronizing PersistentVolume", "volumeName", pv.Name, "phase", pv.Status.Phase)
 	}
+	held := b.holdAvailable(ctx, pv)
 	ref := pv.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
 		// Unused, or pre-bound to a claim whose sync will bind it.
+		if held {
+			return nil
+		}
 		_, err := b.updateVolumePhase(ctx, pv, v1.VolumeAvailable, "")
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,8 +26,12 @@ type controllerOptions struct {
 	ClaimWorkers  int
 	VolumeWorkers int
 	ResyncPeriod  time.Duration
-	MetricsAddr   string
-	Verbosity     int
+	// AvailableDelay is binder.Config.AvailableDelay.
+	AvailableDelay time.Duration
+	// ContentType is the media type of requests and answers.
+	ContentType string
+	MetricsAddr string
+	Verbosity   int
 
 	LeaderElect   bool
 	LeaseName     string
@@ -64,6 +69,10 @@ func parseControllerFlags(args []string, stderr io.Writer) (controllerOptions, e
 	fs.IntVar(&o.ClaimWorkers, "claim-workers", 8, "goroutines syncing claims (one worker is bound by API latency, not CPU)")
 	fs.IntVar(&o.VolumeWorkers, "volume-workers", 8, "goroutines syncing volumes")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object (kube-controller-manager's --pvclaimbinder-sync-period)")
+	fs.DurationVar(&o.AvailableDelay, "available-delay", 5*time.Second,
+		"how long a new unbound volume waits for a claim before it is marked Available; a claim that takes it saves that write (0: mark at once, as kube-controller-manager does)")
+	fs.StringVar(&o.ContentType, "kube-api-content-type", runtime.ContentTypeProtobuf,
+		"media type of requests to the API server (kube-controller-manager's default; application/json also works)")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics, /healthz and /readyz; empty disables it")
 	fs.IntVar(&o.Verbosity, "v", 0, "log verbosity (klog)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "run the Binder only while holding the coordination.k8s.io Lease, so that several replicas can run")
@@ -89,6 +98,10 @@ func parseControllerFlags(args []string, stderr io.Writer) (controllerOptions, e
 		return o, fmt.Errorf("controller: -claim-workers and -volume-workers must be at least 1, got %d and %d", o.ClaimWorkers, o.VolumeWorkers)
 	case o.ResyncPeriod <= 0:
 		return o, fmt.Errorf("controller: -resync must be positive, got %v", o.ResyncPeriod)
+	case o.AvailableDelay < 0:
+		return o, fmt.Errorf("controller: -available-delay must not be negative, got %v", o.AvailableDelay)
+	case o.ContentType != runtime.ContentTypeProtobuf && o.ContentType != runtime.ContentTypeJSON:
+		return o, fmt.Errorf("controller: -kube-api-content-type must be %s or %s, got %q", runtime.ContentTypeProtobuf, runtime.ContentTypeJSON, o.ContentType)
 	case o.Verbosity < 0:
 		return o, fmt.Errorf("controller: -v must not be negative, got %d", o.Verbosity)
 	}
@@ -121,6 +134,13 @@ func (o controllerOptions) restConfig() (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	cfg.UserAgent = "volbind-controller"
+	// Protobuf for the built-in types (cheaper to encode and decode on both
+	// ends); JSON stays accepted for answers that have no protobuf form.
+	cfg.ContentType = o.ContentType
+	cfg.AcceptContentTypes = o.ContentType
+	if o.ContentType == runtime.ContentTypeProtobuf {
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
 	return cfg, nil
 }
 

@@ -190,12 +190,13 @@ func (c *controller) lead(ctx context.Context) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	b, err := binder.NewForClientset(ctx, c.cs, factory, binder.Config{
-		ClaimWorkers:  c.o.ClaimWorkers,
-		VolumeWorkers: c.o.VolumeWorkers,
-		ResyncPeriod:  c.o.ResyncPeriod,
-		Recorder:      c.recorder,
-		Registerer:    c.reg,
-		Reclaim:       &binder.ReclaimConfig{Recycler: rec},
+		ClaimWorkers:   c.o.ClaimWorkers,
+		VolumeWorkers:  c.o.VolumeWorkers,
+		ResyncPeriod:   c.o.ResyncPeriod,
+		AvailableDelay: c.o.AvailableDelay,
+		Recorder:       c.recorder,
+		Registerer:     c.reg,
+		Reclaim:        &binder.ReclaimConfig{Recycler: rec},
 	})
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)

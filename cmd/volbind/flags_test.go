@@ -108,7 +108,8 @@ func TestParseControllerFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", check: func(t *testing.T, o controllerOptions) {
-			want := controllerOptions{QPS: 20, Burst: 30, ClaimWorkers: 8, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second, MetricsAddr: ":8080",
+			want := controllerOptions{QPS: 20, Burst: 30, ClaimWorkers: 8, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
+				AvailableDelay: 5 * time.Second, ContentType: "application/vnd.kubernetes.protobuf", MetricsAddr: ":8080",
 				LeaderElect: true, LeaseName: "volbind", LeaseNS: "kube-system", Identity: o.Identity,
 				LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
 			if diff := cmp.Diff(want, o); diff != "" {
@@ -119,10 +120,12 @@ func TestParseControllerFlags(t *testing.T) {
 			}
 		}},
 		{name: "every flag", args: []string{"--kubeconfig=/tmp/kc", "--kube-api-qps=1000", "--kube-api-burst=2000", "--claim-workers=4",
-			"--volume-workers=2", "--resync=1m", "--metrics-addr=", "--v=3", "--leader-elect=false"},
+			"--volume-workers=2", "--resync=1m", "--metrics-addr=", "--v=3", "--leader-elect=false", "--available-delay=0",
+			"--kube-api-content-type=application/json"},
 			check: func(t *testing.T, o controllerOptions) {
 				if o.Kubeconfig != "/tmp/kc" || o.QPS != 1000 || o.Burst != 2000 || o.ClaimWorkers != 4 || o.VolumeWorkers != 2 ||
-					o.ResyncPeriod != time.Minute || o.MetricsAddr != "" || o.Verbosity != 3 || o.LeaderElect {
+					o.ResyncPeriod != time.Minute || o.MetricsAddr != "" || o.Verbosity != 3 || o.LeaderElect ||
+					o.AvailableDelay != 0 || o.ContentType != "application/json" {
 					t.Errorf("parsed = %+v", o)
 				}
 			}},
@@ -144,6 +147,8 @@ func TestParseControllerFlags(t *testing.T) {
 		{name: "zero burst", args: []string{"-kube-api-burst", "0"}, wantErr: "-kube-api-burst"},
 		{name: "zero workers", args: []string{"-claim-workers", "0"}, wantErr: "-claim-workers"},
 		{name: "zero resync", args: []string{"-resync", "0"}, wantErr: "-resync"},
+		{name: "negative available delay", args: []string{"-available-delay", "-1s"}, wantErr: "-available-delay"},
+		{name: "unknown content type", args: []string{"-kube-api-content-type", "text/plain"}, wantErr: "-kube-api-content-type"},
 		{name: "renew deadline beyond lease", args: []string{"-leader-elect-renew-deadline", "20s"}, wantErr: "-leader-elect-lease-duration"},
 		{name: "retry period too close to renew deadline", args: []string{"-leader-elect-retry-period", "9s"}, wantErr: "-leader-elect-retry-period"},
 		{name: "no identity", args: []string{"-leader-elect-identity", ""}, wantErr: "identity"},

@@ -86,6 +86,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	cfg.QPS, cfg.Burst = 5000, 10000
 	cfg.UserAgent = "volbind-benchload"
+	// Protobuf, as both binders use by default: the workload's own
+	// requests and watches cost the API server as little as they can.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -367,16 +367,41 @@ func (g *gen) options(vols []*v1.PersistentVolume) FindOptions {
 // second pass the reference sees the volumes in random order (as Kubernetes'
 // informer cache may list them) and the answers may differ only among
 // equal-capacity candidates of the same access-mode set.
+//
+// With Options.UnmarkedCandidates the reference sees every volume whose
+// phase is empty or Pending as Available: the Index must then answer as
+// Kubernetes would once the PV controller had marked those volumes.
 func TestFindBestMatchDifferential(t *testing.T) {
+	for _, unmarked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unmarked=%t", unmarked), func(t *testing.T) { testDifferential(t, unmarked) })
+	}
+}
+
+// markedAvailable returns vols with every volume whose phase is empty or
+// Pending replaced by a copy marked Available.
+func markedAvailable(vols []*v1.PersistentVolume) []*v1.PersistentVolume {
+	out := make([]*v1.PersistentVolume, len(vols))
+	for i, pv := range vols {
+		out[i] = pv
+		if pv.Status.Phase == "" || pv.Status.Phase == v1.VolumePending {
+			c := pv.DeepCopy()
+			c.Status.Phase = v1.VolumeAvailable
+			out[i] = c
+		}
+	}
+	return out
+}
+
+func testDifferential(t *testing.T, unmarked bool) {
 	seed := testSeed(t)
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 5))}
 	clusters, claimsPer := 3000, 8
 	if raceEnabled {
-		clusters = 1000
+		clusters = 500
 	}
-	var finds, matched, errs, shuffledTies int
+	var finds, matched, errs, shuffledTies, unmarkedWins int
 	for cl := range clusters {
-		ix := New()
+		ix := NewWithOptions(Options{UnmarkedCandidates: unmarked})
 		n := g.pick(60)
 		vols := make([]*v1.PersistentVolume, 0, n)
 		for i := range n {
@@ -396,14 +421,18 @@ func TestFindBestMatchDifferential(t *testing.T) {
 		if ix.Len() != n {
 			t.Fatalf("cluster %d: Len() = %d, want %d", cl, ix.Len(), n)
 		}
-		shuffled := slices.Clone(vols)
+		refVols := vols
+		if unmarked {
+			refVols = markedAvailable(vols)
+		}
+		shuffled := slices.Clone(refVols)
 		g.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		for range claimsPer {
 			claim := g.claim()
 			opts := g.options(vols)
 			finds++
 			got, err := ix.FindBestMatch(claim, opts)
-			want, _, wantErr := reference(claim, vols, opts)
+			want, _, wantErr := reference(claim, refVols, opts)
 			if (err != nil) != (wantErr != nil) || err != nil && !errors.Is(err, ErrInvalidClaim) {
 				t.Fatalf("cluster %d: FindBestMatch(%s) error = %v, reference error = %v\n%s", cl, describeClaim(claim), err, wantErr, describe(vols, opts))
 			}
@@ -416,6 +445,9 @@ func TestFindBestMatchDifferential(t *testing.T) {
 			}
 			if got != nil {
 				matched++
+				if p := got.Status.Phase; p == "" || p == v1.VolumePending {
+					unmarkedWins++
+				}
 			}
 			// Kubernetes' own order: ties may differ. Several volumes
 			// pre-bound to the claim in one set are a tie of another kind
@@ -427,17 +459,22 @@ func TestFindBestMatchDifferential(t *testing.T) {
 			if name(other) == name(got) {
 				continue
 			}
-			if !equalCapacityCandidate(claim, got, other, set, opts) {
+			if !equalCapacityCandidate(claim, want, other, set, opts) {
 				t.Fatalf("cluster %d: FindBestMatch(%s) = %s, reference on shuffled volumes = %s, not an equal-capacity tie\n%s",
 					cl, describeClaim(claim), name(got), name(other), describe(vols, opts))
 			}
 			shuffledTies++
 		}
 	}
-	t.Logf("%d clusters, %d finds: %d matched, %d invalid claims; %d ties broken differently by the shuffled reference",
-		clusters, finds, matched, errs, shuffledTies)
+	t.Logf("%d clusters, %d finds: %d matched (%d to volumes not marked Available), %d invalid claims; %d ties broken differently by the shuffled reference",
+		clusters, finds, matched, unmarkedWins, errs, shuffledTies)
 	if matched < finds/10 || errs == 0 || shuffledTies == 0 {
 		t.Errorf("generator too weak: %d of %d finds matched, %d errors, %d ties", matched, finds, errs, shuffledTies)
+	}
+	// Only pre-bound volumes may be returned unmarked by Kubernetes' rule;
+	// with UnmarkedCandidates, unbound unmarked volumes must win too.
+	if unmarked && unmarkedWins < matched/20 {
+		t.Errorf("generator too weak: %d of %d matches are volumes not marked Available", unmarkedWins, matched)
 	}
 }
 

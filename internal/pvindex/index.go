@@ -26,8 +26,9 @@ type Index struct {
 	mu sync.RWMutex
 	// byName holds every volume by name.
 	byName map[string]*record
-	// trees holds the candidates (unbound, Available, not being deleted) by
-	// group and access-mode set, ordered by capacity then name.
+	// trees holds the candidates (unbound, Available, not being deleted;
+	// see Options for volumes not marked yet) by group and access-mode set,
+	// ordered by capacity then name.
 	trees map[group]*modeTrees
 	// byClaim holds every volume with a claimRef under the claim it names,
 	// sorted by volume name.
@@ -35,14 +36,33 @@ type Index struct {
 	// sets counts the volumes of each access-mode set, to know, like
 	// Kubernetes, which sets exist.
 	sets [numModeSets]int
+	// unmarked: unbound volumes not marked Available yet are candidates.
+	unmarked bool
 }
 
-// New returns an empty Index.
-func New() *Index {
+// Options tune an Index. The zero value is Kubernetes' rule.
+type Options struct {
+	// UnmarkedCandidates makes unbound volumes whose phase is still empty or
+	// Pending (new volumes that no controller has marked Available yet)
+	// candidates as if they were Available. Kubernetes' FindMatchingVolume
+	// skips them, because the PV controller is about to write their phase
+	// and a bind would race with that write; a controller that holds that
+	// write back for a while (binder.Config.AvailableDelay) can bind such a
+	// volume directly and save the write.
+	UnmarkedCandidates bool
+}
+
+// New returns an empty Index with Kubernetes' candidate rule: only
+// Available volumes are bound to claims that do not name them.
+func New() *Index { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty Index tuned by o.
+func NewWithOptions(o Options) *Index {
 	return &Index{
-		byName:  make(map[string]*record),
-		trees:   make(map[group]*modeTrees),
-		byClaim: make(map[claimKey][]*record),
+		byName:   make(map[string]*record),
+		trees:    make(map[group]*modeTrees),
+		byClaim:  make(map[claimKey][]*record),
+		unmarked: o.UnmarkedCandidates,
 	}
 }
 
@@ -88,7 +108,7 @@ func (ix *Index) Upsert(pv *v1.PersistentVolume) {
 	if pv == nil {
 		return
 	}
-	r := newRecord(pv)
+	r := newRecord(pv, ix.unmarked)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if old := ix.byName[pv.Name]; old != nil {

@@ -43,15 +43,18 @@ type record struct {
 	claimUID types.UID
 
 	deleting bool // deletionTimestamp is set
-	// candidate: unbound, Available and not being deleted, so the record sits
-	// in the tree of its group and mode set.
+	// candidate: unbound, Available (or not marked yet, when the Index
+	// allows it) and not being deleted, so the record sits in the tree of
+	// its group and mode set.
 	candidate bool
 
 	// affinity is the parsed spec.nodeAffinity.required, built on first use.
 	affinity atomic.Pointer[nodeaffinity.LazyErrorNodeSelector]
 }
 
-func newRecord(pv *v1.PersistentVolume) *record {
+// newRecord derives the record of pv; unmarked makes a volume whose phase is
+// empty or Pending a candidate too (Options.UnmarkedCandidates).
+func newRecord(pv *v1.PersistentVolume, unmarked bool) *record {
 	r := &record{
 		pv:    pv,
 		key:   key{cap: storageOf(pv.Spec.Capacity), name: pv.Name},
@@ -68,7 +71,9 @@ func newRecord(pv *v1.PersistentVolume) *record {
 		r.claim = claimKey{namespace: ref.Namespace, name: ref.Name}
 		r.claimUID = ref.UID
 	}
-	r.candidate = !r.hasClaim && !r.deleting && pv.Status.Phase == v1.VolumeAvailable
+	phase := pv.Status.Phase
+	r.candidate = !r.hasClaim && !r.deleting &&
+		(phase == v1.VolumeAvailable || unmarked && (phase == "" || phase == v1.VolumePending))
 	return r
 }
 

@@ -1,0 +1,262 @@
+package binder
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// Holding back the Available phase (Config.AvailableDelay).
+//
+// Kubernetes marks every new unbound volume Available at its first sync and
+// binds claims only to Available volumes, so each statically provisioned
+// volume costs five writes: Available, then the four of the binding. With
+// AvailableDelay set, the Binder's index also offers volumes whose phase is
+// still empty or Pending to claims, and a volume sync holds the Available
+// write back: for AvailableDelay after it first saw the volume (its claim
+// may be a moment behind it), and then for as long as a claim waiting in
+// the claim queue might take it. A volume that a claim takes is bound with
+// four writes; only a volume that no waiting claim takes is marked.
+//
+// The claim-side race Kubernetes avoids by skipping unmarked volumes is
+// excluded here by the volume lock: the Available write and the claimRef
+// write of one volume never run at once, and each starts from the version
+// the other left in the store.
+
+// holdGroup is what a waiting claim and a volume must share for the claim
+// to be able to take the volume: the fields pvindex groups volumes by.
+type holdGroup struct {
+	class, vac string
+	mode       v1.PersistentVolumeMode
+}
+
+// waitingClaim is what holds remembers of a claim in the claim queue.
+type waitingClaim struct {
+	group   holdGroup
+	request int64 // bytes, rounded up
+	// volumeName is the volume the claim asks for by name; empty for a
+	// claim that takes the best match.
+	volumeName string
+}
+
+// holds tracks the volumes whose Available write is held back and the
+// claims that are queued or being synced and might still take one.
+type holds struct {
+	mu sync.Mutex
+	// since is when each held volume was first held.
+	since map[string]time.Time
+	// claims holds the waiting claims by key; sizes counts them by group
+	// and request, byVolume by the volume they ask for.
+	claims   map[string]waitingClaim
+	sizes    map[holdGroup]map[int64]int
+	byVolume map[string]int
+}
+
+func newHolds() *holds {
+	return &holds{
+		since:    make(map[string]time.Time),
+		claims:   make(map[string]waitingClaim),
+		sizes:    make(map[holdGroup]map[int64]int),
+		byVolume: make(map[string]int),
+	}
+}
+
+// unmarked reports whether a volume's phase is one the Binder would mark
+// Available: empty (not written yet) or Pending (new, as the API server
+// creates volumes).
+func unmarked(pv *v1.PersistentVolume) bool {
+	return pv.Status.Phase == "" || pv.Status.Phase == v1.VolumePending
+}
+
+// holdable reports whether pv is a volume whose Available write may be held
+// back: not marked yet, not being deleted, and unused or pre-bound to a
+// claim without UID.
+func holdable(pv *v1.PersistentVolume) bool {
+	ref := pv.Spec.ClaimRef
+	return unmarked(pv) && pv.DeletionTimestamp == nil && (ref == nil || ref.UID == "")
+}
+
+// claimQueued records that the claim with key is in the claim queue. A
+// claim that cannot take an unbound volume (gone, bound already, or of a
+// WaitForFirstConsumer class) is forgotten instead.
+func (h *holds) claimQueued(key string, pvc *v1.PersistentVolumeClaim, delayed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.forgetClaimLocked(key)
+	if pvc == nil || delayed || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
+		return
+	}
+	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+	w := waitingClaim{
+		group: holdGroup{
+			class: volume.GetPersistentVolumeClaimClass(pvc),
+			vac:   ptr.Deref(pvc.Spec.VolumeAttributesClassName, ""),
+			mode:  modeOf(pvc.Spec.VolumeMode),
+		},
+		request:    request.Value(),
+		volumeName: pvc.Spec.VolumeName,
+	}
+	h.claims[key] = w
+	if w.volumeName != "" {
+		h.byVolume[w.volumeName]++
+		return
+	}
+	m := h.sizes[w.group]
+	if m == nil {
+		m = make(map[int64]int)
+		h.sizes[w.group] = m
+	}
+	m[w.request]++
+}
+
+// claimDone forgets a claim whose sync has finished and that is not queued
+// again.
+func (h *holds) claimDone(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.forgetClaimLocked(key)
+}
+
+func (h *holds) forgetClaimLocked(key string) {
+	w, ok := h.claims[key]
+	if !ok {
+		return
+	}
+	delete(h.claims, key)
+	if w.volumeName != "" {
+		if h.byVolume[w.volumeName]--; h.byVolume[w.volumeName] <= 0 {
+			delete(h.byVolume, w.volumeName)
+		}
+		return
+	}
+	m := h.sizes[w.group]
+	if m[w.request]--; m[w.request] <= 0 {
+		delete(m, w.request)
+		if len(m) == 0 {
+			delete(h.sizes, w.group)
+		}
+	}
+}
+
+// mayTakeLocked reports whether a waiting claim might take pv: the claim it
+// is pre-bound to, a claim that asks for it by name, or a claim of its
+// class, VolumeAttributesClass and volume mode that requests no more than
+// its capacity (access modes and selectors are not checked: holding a
+// volume a little longer than needed is harmless).
+func (h *holds) mayTakeLocked(pv *v1.PersistentVolume) bool {
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		_, ok := h.claims[ref.Namespace+"/"+ref.Name]
+		return ok
+	}
+	if h.byVolume[pv.Name] > 0 {
+		return true
+	}
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	c := capacity.Value()
+	g := holdGroup{
+		class: volume.GetPersistentVolumeClass(pv),
+		vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
+		mode:  modeOf(pv.Spec.VolumeMode),
+	}
+	for request := range h.sizes[g] {
+		if request <= c {
+			return true
+		}
+	}
+	return false
+}
+
+// hold decides whether the Available write of pv waits, and for how long:
+// delay after the volume was first held, then delay again each time a
+// waiting claim might take it. Zero means "mark it now".
+func (h *holds) hold(pv *v1.PersistentVolume, now time.Time, delay time.Duration) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	since, ok := h.since[pv.Name]
+	if !ok {
+		h.since[pv.Name] = now
+		return delay
+	}
+	if left := since.Add(delay).Sub(now); left > 0 {
+		return left
+	}
+	if h.mayTakeLocked(pv) {
+		return delay
+	}
+	return 0
+}
+
+// forgetVolume drops a volume that is no longer held.
+func (h *holds) forgetVolume(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.since, name)
+}
+
+// heldVolumes returns the number of volumes being held.
+func (h *holds) heldVolumes() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.since)
+}
+
+// reset forgets the waiting claims when Run stops (the queues are gone).
+func (h *holds) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.claims)
+	clear(h.sizes)
+	clear(h.byVolume)
+}
+
+func modeOf(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
+	if m == nil {
+		return v1.PersistentVolumeFilesystem
+	}
+	return *m
+}
+
+// holdAvailable reports whether the volume sync must not mark pv Available
+// yet, and then queues pv again for when the hold may end. Without
+// AvailableDelay, or for a volume that is not holdable, it reports false.
+func (b *Binder) holdAvailable(ctx context.Context, pv *v1.PersistentVolume) bool {
+	h := b.holds
+	if h == nil {
+		return false
+	}
+	if !holdable(pv) {
+		h.forgetVolume(pv.Name)
+		return false
+	}
+	wait := h.hold(pv, b.cfg.Clock.Now(), b.cfg.AvailableDelay)
+	if wait <= 0 {
+		return false
+	}
+	if v := klog.FromContext(ctx).V(4); v.Enabled() {
+		v.Info("Holding back the Available phase of a new volume", "volumeName", pv.Name, "for", wait)
+	}
+	if rs := b.running.Load(); rs != nil {
+		rs.volumes.AddAfter(pv.Name, wait)
+	}
+	return true
+}
+
+// claimQueuedLocked records a claim put into the claim queue; b.mu is held.
+func (b *Binder) claimQueuedLocked(key string) {
+	if b.holds == nil {
+		return
+	}
+	pvc, ok := b.store.claim(key)
+	if !ok {
+		b.holds.claimQueued(key, nil, false)
+		return
+	}
+	delayed, err := b.classes.delayBinding(pvc)
+	b.holds.claimQueued(key, pvc, err == nil && delayed)
+}

@@ -1,0 +1,259 @@
+package binder
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// newPairs returns n volumes as the API server creates them (phase
+// Pending) and n claims of the same sizes.
+func newPairs(n int) []runtime.Object {
+	var out []runtime.Object
+	for i := 1; i <= n; i++ {
+		out = append(out, newPV(fmt.Sprintf("pv%03d", i), fmt.Sprintf("%dGi", i), pvPhase(v1.VolumePending)),
+			newPVC(fmt.Sprintf("claim%03d", i), fmt.Sprintf("%dGi", i)))
+	}
+	return out
+}
+
+// volumeStatusWrites counts the status writes of volumes the server saw.
+func volumeStatusWrites(e *env) int64 {
+	return e.srv.Stats().Writes[bindertest.KindVolume][bindertest.VerbUpdateStatus]
+}
+
+func TestAvailableDelayBindsNewVolumesWithFourWrites(t *testing.T) {
+	t.Parallel()
+	for _, workers := range []int{1, 8} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			t.Parallel()
+			const n = 40
+			e := newEnv(t, newPairs(n)...)
+			b := e.newBinder(Config{AvailableDelay: 10 * time.Second, ClaimWorkers: workers, VolumeWorkers: workers})
+			e.srv.ResetStats()
+			e.run(b)
+			e.settle(b)
+			checkAllBound(t, e, n)
+			st := e.srv.Stats()
+			if st.TotalWrites() != 4*n || st.Conflicts != 0 {
+				t.Errorf("writes = %d, conflicts = %d, want %d and 0", st.TotalWrites(), st.Conflicts, 4*n)
+			}
+			// The claims took the volumes before any hold ended; after
+			// the delay nothing is left to mark.
+			e.fc.Step(time.Minute)
+			e.settle(b)
+			if got := e.writes(); got != 4*n {
+				t.Errorf("writes after the delay = %d, want %d", got, 4*n)
+			}
+			if h := b.holds.heldVolumes(); h != 0 {
+				t.Errorf("%d volumes still held", h)
+			}
+		})
+	}
+}
+
+// Without AvailableDelay the Binder does what Kubernetes does: every new
+// volume is marked Available first, a binding then costs four more writes.
+func TestNoAvailableDelayMarksEveryVolume(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	e := newEnv(t, newPairs(n)...)
+	e.run(e.b)
+	e.eventually(e.b, func() bool {
+		for _, pvc := range e.srv.Claims() {
+			if pvc.Status.Phase != v1.ClaimBound {
+				return false
+			}
+		}
+		return true
+	})
+	checkAllBound(t, e, n)
+	if got := e.writes(); got != 5*n {
+		t.Errorf("writes = %d, want %d", got, 5*n)
+	}
+}
+
+func TestAvailableDelayMarksUnclaimedVolume(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		newPV("pv1", "1Gi", pvPhase(v1.VolumePending)),
+		newPV("small", "1Gi", pvPhase(v1.VolumePending), pvClass("gold")),
+		newPVC("big", "5Gi", pvcClass(ptr.To("gold"))), // waits, but cannot take "small"
+	)
+	const delay = 10 * time.Second
+	b := e.newBinder(Config{AvailableDelay: delay})
+	e.srv.ResetStats()
+	e.run(b)
+	e.settle(b)
+	if e.writes() != 0 {
+		t.Fatalf("wrote %d times before the delay: %v", e.writes(), e.state())
+	}
+	e.fc.Step(delay - time.Second)
+	e.settle(b)
+	if got := e.volume("pv1").Status.Phase; got != v1.VolumePending {
+		t.Fatalf("pv1 is %s before the delay ended, want Pending", got)
+	}
+	e.eventually(b, func() bool {
+		return e.volume("pv1").Status.Phase == v1.VolumeAvailable && e.volume("small").Status.Phase == v1.VolumeAvailable
+	})
+	if elapsed := e.fc.Since(time.Unix(1_000_000, 0)); elapsed < delay {
+		t.Errorf("marked Available after %v, before the delay of %v", elapsed, delay)
+	}
+	if got := volumeStatusWrites(e); got != 2 {
+		t.Errorf("%d volume status writes, want 2", got)
+	}
+	if got := e.claim("big").Spec.VolumeName; got != "" {
+		t.Errorf("claim big bound to %s, which is too small", got)
+	}
+}
+
+// A claim that comes while its volume is held binds it with four writes.
+func TestAvailableDelayLateClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newPV("pv1", "1Gi", pvPhase(v1.VolumePending)))
+	b := e.newBinder(Config{AvailableDelay: 10 * time.Second})
+	e.srv.ResetStats()
+	e.run(b)
+	e.settle(b)
+	e.fc.Step(5 * time.Second)
+	e.settle(b)
+	if _, err := e.srv.CreateClaim(e.ctx, newPVC("claim1", "1Gi")); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(b)
+	checkAllBound(t, e, 1)
+	e.fc.Step(time.Minute)
+	e.settle(b)
+	// The claim's create and the four writes of the binding.
+	if got := e.writes(); got != 1+4 {
+		t.Errorf("writes = %d, want 1+4", got)
+	}
+	if got := volumeStatusWrites(e); got != 1 {
+		t.Errorf("%d volume status writes, want 1 (Bound)", got)
+	}
+}
+
+func TestHoldsWaitingClaims(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	const delay = 5 * time.Second
+	cases := []struct {
+		name   string
+		pv     *v1.PersistentVolume
+		claim  *v1.PersistentVolumeClaim
+		delay  bool // the claim's class is WaitForFirstConsumer
+		holdOn bool // the claim keeps the volume held after the delay
+	}{
+		{"same class, fits", newPV("pv", "2Gi"), newPVC("c", "1Gi"), false, true},
+		{"same class, too big", newPV("pv", "1Gi"), newPVC("c", "2Gi"), false, false},
+		{"other class", newPV("pv", "1Gi", pvClass("gold")), newPVC("c", "1Gi"), false, false},
+		{"other volume mode", newPV("pv", "1Gi", pvBlock), newPVC("c", "1Gi"), false, false},
+		{"other VolumeAttributesClass", newPV("pv", "1Gi"), newPVC("c", "1Gi", func(c *v1.PersistentVolumeClaim) {
+			c.Spec.VolumeAttributesClassName = ptr.To("fast")
+		}), false, false},
+		{"WaitForFirstConsumer", newPV("pv", "1Gi"), newPVC("c", "1Gi"), true, false},
+		{"bound already", newPV("pv", "1Gi"), newPVC("c", "1Gi", pvcBound("other")), false, false},
+		{"pre-bound to the claim", newPV("pv", "1Gi", boundTo("c", "")), newPVC("c", "9Gi"), false, true},
+		{"pre-bound to another claim", newPV("pv", "1Gi", boundTo("d", "")), newPVC("c", "1Gi"), false, false},
+		{"claim names the volume", newPV("pv", "1Gi", pvClass("gold")), newPVC("c", "5Gi", pvcVolume("pv")), false, true},
+		{"claim names another volume", newPV("pv", "1Gi"), newPVC("c", "1Gi", pvcVolume("other")), false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHolds()
+			h.claimQueued(ns+"/c", tc.claim, tc.delay)
+			if got := h.hold(tc.pv, now, delay); got != delay {
+				t.Fatalf("first hold = %v, want %v", got, delay)
+			}
+			if got := h.hold(tc.pv, now.Add(2*time.Second), delay); got != 3*time.Second {
+				t.Fatalf("hold during the delay = %v, want 3s", got)
+			}
+			want := time.Duration(0)
+			if tc.holdOn {
+				want = delay
+			}
+			if got := h.hold(tc.pv, now.Add(delay), delay); got != want {
+				t.Fatalf("hold after the delay = %v, want %v", got, want)
+			}
+			// The claim was synced: nothing keeps the volume held.
+			h.claimDone(ns + "/c")
+			if got := h.hold(tc.pv, now.Add(delay), delay); got != 0 {
+				t.Fatalf("hold after the claim's sync = %v, want 0", got)
+			}
+			if len(h.claims) != 0 || len(h.sizes) != 0 || len(h.byVolume) != 0 {
+				t.Errorf("claims left behind: %v %v %v", h.claims, h.sizes, h.byVolume)
+			}
+		})
+	}
+}
+
+// A claim queued twice counts once, and its newest version counts.
+func TestHoldsRequeuedClaim(t *testing.T) {
+	t.Parallel()
+	h := newHolds()
+	pv := newPV("pv", "1Gi")
+	h.claimQueued(ns+"/c", newPVC("c", "1Gi"), false)
+	h.claimQueued(ns+"/c", newPVC("c", "1Gi"), false)
+	h.claimQueued(ns+"/c", newPVC("c", "4Gi"), false) // grew: cannot take pv any more
+	h.mu.Lock()
+	may := h.mayTakeLocked(pv)
+	h.mu.Unlock()
+	if may {
+		t.Errorf("the 4Gi claim may take a 1Gi volume")
+	}
+	h.claimDone(ns + "/c")
+	if len(h.claims) != 0 || len(h.sizes) != 0 {
+		t.Errorf("claims left behind: %v %v", h.claims, h.sizes)
+	}
+}
+
+func TestAvailableDelayNegative(t *testing.T) {
+	t.Parallel()
+	_, err := New(bindertest.New(), Config{AvailableDelay: -time.Second})
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New with negative AvailableDelay: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// Random clusters of new volumes with injected conflicts: every binding is
+// complete and one-to-one, and once the holds end every unbound volume is
+// Available.
+func TestAvailableDelayRandomClustersWithConflicts(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			objs := randomCluster(rng, 60)
+			for _, o := range objs {
+				if pv, ok := o.(*v1.PersistentVolume); ok {
+					pv.Status.Phase = v1.VolumePending
+				}
+			}
+			e := newEnv(t, objs...)
+			for _, verb := range []bindertest.Verb{bindertest.VerbUpdate, bindertest.VerbUpdateStatus} {
+				e.srv.InjectFault(bindertest.Fault{Verb: verb, Conflict: true, Fraction: 0.3, Seed: int64(seed)})
+			}
+			workers := []int{1, 2, 4, 8, 16, 8}[seed]
+			b := e.newBinder(Config{AvailableDelay: 3 * time.Second, ClaimWorkers: workers, VolumeWorkers: workers})
+			e.run(b)
+			e.eventually(b, func() bool {
+				for _, pv := range e.srv.Volumes() {
+					if unmarked(pv) {
+						return false
+					}
+				}
+				return true
+			})
+			checkConsistent(t, e)
+		})
+	}
+}
