@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -50,4 +51,18 @@ func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.S
 	}
 	klog.FromContext(ctx).V(4).Info("Volume binder registered on informers")
 	return b, nil
+}
+
+// TrimManagedFields is an informer transform (informers.WithTransform,
+// SharedIndexInformer.SetTransform) that drops metadata.managedFields from
+// every object before it is cached, as kube-controller-manager does with its
+// informers. The Binder never reads them, the cache holds much less, and
+// updates sent without them leave the server's managedFields as they are
+// (the API server keeps the stored ones when a request carries none), so
+// each write is smaller to send and cheaper to decode.
+func TrimManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
 }

@@ -27,9 +27,16 @@ const testLabel = "e2e.volbind.io/namespace"
 // newClient returns a clientset of the test cluster with the given limits.
 func newClient(t *testing.T, qps float32, burst int) kubernetes.Interface {
 	t.Helper()
+	return newClientAs(t, qps, burst, "volbind-e2e")
+}
+
+// newClientAs is newClient with the given user agent, which the API server
+// records as the field manager of the client's writes.
+func newClientAs(t *testing.T, qps float32, burst int, userAgent string) kubernetes.Interface {
+	t.Helper()
 	cfg := rest.CopyConfig(testCluster.cfg)
 	cfg.QPS, cfg.Burst = qps, burst
-	cfg.UserAgent = "volbind-e2e"
+	cfg.UserAgent = userAgent
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatalf("clientset: %v", err)

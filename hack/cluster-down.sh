@@ -12,7 +12,7 @@ dir=$(cd "$dir" && pwd)
 
 # ours PID: whether PID is alive and its command line names $dir.
 ours() {
-	[ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$dir"
+	[ -r "/proc/$1/cmdline" ] && { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "$dir"
 }
 
 # Controllers first (also volbind*.pid, written by scripts that run "volbind

@@ -66,7 +66,7 @@ func parseControllerFlags(args []string, stderr io.Writer) (controllerOptions, e
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means the in-cluster configuration")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 20, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", 30, "burst of queries to the API server")
-	fs.IntVar(&o.ClaimWorkers, "claim-workers", 8, "goroutines syncing claims (one worker is bound by API latency, not CPU)")
+	fs.IntVar(&o.ClaimWorkers, "claim-workers", 32, "goroutines syncing claims (a worker waits for the API server most of the time)")
 	fs.IntVar(&o.VolumeWorkers, "volume-workers", 8, "goroutines syncing volumes")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object (kube-controller-manager's --pvclaimbinder-sync-period)")
 	fs.DurationVar(&o.AvailableDelay, "available-delay", 5*time.Second,

@@ -180,7 +180,7 @@ func (c *controller) lead(ctx context.Context) error {
 		return nil
 	}
 	c.setState(stateSyncing)
-	factory := informers.NewSharedInformerFactory(c.cs, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithTransform(binder.TrimManagedFields))
 	// Released Recycle volumes are scrubbed by a recycler pod, as
 	// kube-controller-manager does; Delete volumes of external provisioners
 	// are left to them, other Delete volumes become Failed (no deleter

@@ -108,7 +108,7 @@ func TestParseControllerFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", check: func(t *testing.T, o controllerOptions) {
-			want := controllerOptions{QPS: 20, Burst: 30, ClaimWorkers: 8, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
+			want := controllerOptions{QPS: 20, Burst: 30, ClaimWorkers: 32, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
 				AvailableDelay: 5 * time.Second, ContentType: "application/vnd.kubernetes.protobuf", MetricsAddr: ":8080",
 				LeaderElect: true, LeaseName: "volbind", LeaseNS: "kube-system", Identity: o.Identity,
 				LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
