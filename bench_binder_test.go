@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,19 +54,41 @@ func bindObjects(n int) []runtime.Object {
 // the in-memory API server: from Run to quiescence, with the four writes
 // of every binding and the events they cause. Setup (seeding, handler
 // registration) and shutdown are not timed. workers is the number of claim
-// workers and of volume workers (Kubernetes runs one of each).
+// workers and of volume workers (Kubernetes runs one of each). With
+// volumes=new the volumes are as the API server creates them (phase
+// Pending) and the Binder runs with AvailableDelay, so claims take them
+// without the Available write first.
 func BenchmarkBinderBindAll(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		objs := bindObjects(n)
+		fresh := pendingVolumes(objs)
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("claims=%d/workers=%d", n, workers), func(b *testing.B) {
-				benchmarkBindAll(b, objs, n, workers)
+				benchmarkBindAll(b, objs, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
+			})
+			b.Run(fmt.Sprintf("claims=%d/workers=%d/volumes=new", n, workers), func(b *testing.B) {
+				benchmarkBindAll(b, fresh, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers, AvailableDelay: time.Minute})
 			})
 		}
 	}
 }
 
-func benchmarkBindAll(b *testing.B, objs []runtime.Object, n, workers int) {
+// pendingVolumes returns objs with every volume replaced by a copy in
+// phase Pending.
+func pendingVolumes(objs []runtime.Object) []runtime.Object {
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+		if pv, ok := o.(*v1.PersistentVolume); ok {
+			c := pv.DeepCopy()
+			c.Status.Phase = v1.VolumePending
+			out[i] = c
+		}
+	}
+	return out
+}
+
+func benchmarkBindAll(b *testing.B, objs []runtime.Object, n int, cfg binder.Config) {
 	b.ReportAllocs()
 	var writes, conflicts int64
 	for b.Loop() {
@@ -75,7 +98,7 @@ func benchmarkBindAll(b *testing.B, objs []runtime.Object, n, workers int) {
 		if err := srv.Seed(ctx, objs...); err != nil {
 			b.Fatal(err)
 		}
-		bd, err := binder.New(srv, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
+		bd, err := binder.New(srv, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

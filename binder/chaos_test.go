@@ -67,8 +67,8 @@ func TestRandomClustersWithConflicts(t *testing.T) {
 			for _, verb := range []bindertest.Verb{bindertest.VerbUpdate, bindertest.VerbUpdateStatus} {
 				e.srv.InjectFault(bindertest.Fault{Verb: verb, Conflict: true, Fraction: 0.3, Seed: int64(seed)})
 			}
-			// Worker counts from 1 to 16: the program runs 8 of each by default.
-			workers := []int{1, 2, 3, 4, 8, 16, 8, 16}[seed]
+			// Worker counts from 1 to 32: the program runs 32 claim workers by default.
+			workers := []int{1, 2, 3, 4, 8, 16, 32, 16}[seed]
 			b := e.newBinder(Config{ClaimWorkers: workers, VolumeWorkers: 1 + int(seed%2)*(workers-1)})
 			e.run(b)
 			e.settle(b)

@@ -314,3 +314,27 @@ func TestClientsetAPIErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimManagedFields(t *testing.T) {
+	t.Parallel()
+	pv := clientsetVolume()
+	pv.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
+	want := clientsetVolume()
+	got, err := binder.TrimManagedFields(pv)
+	if err != nil {
+		t.Fatalf("TrimManagedFields: %v", err)
+	}
+	if got != any(pv) {
+		t.Errorf("TrimManagedFields returned another object")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed volume (-want +got):\n%s", diff)
+	}
+	// Objects without metadata (such as a tombstone's key) pass unchanged.
+	for _, obj := range []any{"ns/name", nil, clientsetClaim()} {
+		out, err := binder.TrimManagedFields(obj)
+		if err != nil || !cmp.Equal(out, obj) {
+			t.Errorf("TrimManagedFields(%v) = %v, %v; want it unchanged", obj, out, err)
+		}
+	}
+}
