@@ -60,8 +60,21 @@ func (b *Binder) bind(ctx context.Context, pv *v1.PersistentVolume, claim *v1.Pe
 		if v := logger.V(2); v.Enabled() {
 			v.Info("Volume bound to claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 		}
+		b.enqueueOtherClaimants(claim, pv.Name)
 	}
 	return nil
+}
+
+// enqueueOtherClaimants queues the volumes other than the named one whose
+// claimRef names the claim: a binding of the claim to another volume that
+// an earlier sync began and could not finish (its claim then found a better
+// volume) is rolled back by their syncs now, not at their next resync.
+func (b *Binder) enqueueOtherClaimants(claim *v1.PersistentVolumeClaim, name string) {
+	for _, other := range b.store.index.ClaimedBy(claim.Namespace, claim.Name) {
+		if other != name {
+			b.enqueueVolume(other)
+		}
+	}
 }
 
 // bindVolumeToClaim sets the volume's claimRef (and bound-by-controller
@@ -287,6 +300,30 @@ func (b *Binder) unbindVolume(ctx context.Context, pv *v1.PersistentVolume) erro
 	if err != nil {
 		return err
 	}
-	_, err = b.updateVolumePhase(ctx, out, v1.VolumeAvailable, "")
-	return err
+	if out, err = b.updateVolumePhase(ctx, out, v1.VolumeAvailable, ""); err != nil {
+		return err
+	}
+	if out.Spec.ClaimRef == nil {
+		b.enqueueClaimsFor(out)
+	}
+	return nil
+}
+
+// enqueueClaimsFor queues the unbound claims that might take a volume a
+// rollback has just made Available again (of its class, requesting no more
+// than its capacity): a claim that found no volume while this one was
+// claimed gets it now rather than at its next resync. Rollbacks are rare,
+// so scanning the claims is cheap overall.
+func (b *Binder) enqueueClaimsFor(pv *v1.PersistentVolume) {
+	class := volume.GetPersistentVolumeClass(pv)
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	for _, pvc := range b.store.claims.List() {
+		if pvc.Spec.VolumeName != "" || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) ||
+			volume.GetPersistentVolumeClaimClass(pvc) != class {
+			continue
+		}
+		if request := pvc.Spec.Resources.Requests[v1.ResourceStorage]; request.Cmp(capacity) <= 0 {
+			b.enqueueClaim(claimKeyOf(pvc))
+		}
+	}
 }

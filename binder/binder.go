@@ -34,9 +34,11 @@ type Binder struct {
 
 	// matchMu guards reserved: the volumes claim syncs have chosen and are
 	// binding, excluded from other claims' searches until the volume's
-	// claimRef is written (or the binding fails).
+	// claimRef is written (or the binding fails), and missed: the claims
+	// that found no volume while some volume was reserved.
 	matchMu  sync.Mutex
 	reserved map[string]bool
+	missed   map[string]struct{}
 
 	// holds tracks the volumes whose Available write is held back and the
 	// claims that might take them; nil without Config.AvailableDelay.
@@ -101,6 +103,7 @@ func New(api API, cfg Config) (*Binder, error) {
 		claimLocks:  keymutex.NewHashed(256),
 		volumeLocks: keymutex.NewHashed(256),
 		reserved:    make(map[string]bool),
+		missed:      make(map[string]struct{}),
 		ready:       make(chan struct{}),
 		queued:      make(map[workKey]struct{}),
 		retrying:    make(map[workKey]struct{}),

@@ -120,8 +120,16 @@ func checkConsistent(t *testing.T, e *env) {
 		default:
 			pvc := claimsByUID[ref.UID]
 			if pvc == nil || pvc.Spec.VolumeName != pv.Name || pvc.Status.Phase != v1.ClaimBound || pv.Status.Phase != v1.VolumeBound {
-				t.Errorf("volume %s bound to %s/%s, which is not bound to it", pv.Name, ref.Name, ref.UID)
+				t.Errorf("volume %s (%s, annotations %v) bound to %s/%s, which is not bound to it: %s", pv.Name, pv.Status.Phase, pv.Annotations, ref.Name, ref.UID, describeClaim(pvc))
 			}
 		}
 	}
+}
+
+// describeClaim says what checkConsistent found of a claim.
+func describeClaim(pvc *v1.PersistentVolumeClaim) string {
+	if pvc == nil {
+		return "no such claim"
+	}
+	return fmt.Sprintf("claim phase %s, volumeName %q, annotations %v", pvc.Status.Phase, pvc.Spec.VolumeName, pvc.Annotations)
 }

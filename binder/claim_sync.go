@@ -93,6 +93,11 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.P
 		b.matchMu.Lock()
 		pv, err := b.store.index.FindBestMatch(claim, pvindex.FindOptions{DelayBinding: delay, Exclude: b.reserved})
 		if err != nil || pv == nil {
+			if err == nil && len(b.reserved) > 0 {
+				// A volume reserved by another claim might have been
+				// ours: if that binding fails, search again.
+				b.missed[claimKeyOf(claim)] = struct{}{}
+			}
 			b.matchMu.Unlock()
 			return nil, nil, err
 		}
@@ -103,9 +108,7 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.P
 		b.volumeLocks.LockKey(name)
 		release := func() {
 			_ = b.volumeLocks.UnlockKey(name)
-			b.matchMu.Lock()
-			delete(b.reserved, name)
-			b.matchMu.Unlock()
+			b.releaseReservation(name)
 		}
 		if cur, ok := b.store.volume(name); ok && cur.ResourceVersion == pv.ResourceVersion {
 			return cur, release, nil
@@ -114,6 +117,32 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.P
 		release()
 	}
 	return nil, nil, errVolumeChurn
+}
+
+// releaseReservation ends a claim sync's reservation of the named volume.
+// When the volume is still unclaimed (the binding failed before its
+// claimRef was written), the claims that found no volume while it was
+// reserved are queued to search again now rather than at their next
+// resync; once no reservation is left, they are forgotten.
+func (b *Binder) releaseReservation(name string) {
+	var wake []string
+	b.matchMu.Lock()
+	delete(b.reserved, name)
+	if len(b.missed) > 0 {
+		if cur, ok := b.store.volume(name); ok && cur.Spec.ClaimRef == nil {
+			wake = make([]string, 0, len(b.missed))
+			for key := range b.missed {
+				wake = append(wake, key)
+			}
+			clear(b.missed)
+		} else if len(b.reserved) == 0 {
+			clear(b.missed)
+		}
+	}
+	b.matchMu.Unlock()
+	for _, key := range wake {
+		b.enqueueClaim(key)
+	}
 }
 
 // syncRequestedClaim handles an unbound claim that asked for a volume by

@@ -38,6 +38,17 @@
 // already has the wanted value, so a consistent bound pair costs no write,
 // and a Binder restarted between any two writes finishes the binding.
 //
+// Kubernetes first marks every new volume Available (a fifth write) and
+// binds claims only to Available volumes. With [Config.AvailableDelay] set,
+// a claim may also take a new volume whose phase is still empty or Pending,
+// and the Available write waits: for AvailableDelay after the Binder first
+// saw the volume, then for as long as a claim in the claim queue might take
+// it. A statically provisioned volume that a claim takes then costs the
+// four writes of its binding only, and claims get their best fit among all
+// new volumes instead of among those marked so far. Register informers with
+// [TrimManagedFields] (as kube-controller-manager does) to cache and send
+// objects without their managedFields.
+//
 // Claims of a WaitForFirstConsumer class are bound only to volumes
 // pre-bound to them (the scheduler-side binder chooses the others) and are
 // provisioned only once the scheduler has selected a node

@@ -138,3 +138,42 @@ func ExampleNewForClientset() {
 	// volume small is Bound to claim default/data
 	// Run: <nil>
 }
+
+// With AvailableDelay, a claim takes a volume the API server has just
+// created (phase Pending) without the Available write Kubernetes makes
+// first: the binding costs its four writes only.
+func ExampleConfig_availableDelay() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	big, small, claim := exampleObjects()
+	big.Status.Phase, small.Status.Phase = v1.VolumePending, v1.VolumePending
+	srv := bindertest.New()
+	if err := srv.Seed(ctx, big, small, claim); err != nil {
+		panic(err)
+	}
+	b, err := binder.New(srv, binder.Config{AvailableDelay: time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.AddEventHandler(bindertest.KindVolume, b.VolumeHandler())()
+	defer srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler())()
+	srv.ResetStats()
+
+	done := make(chan error)
+	go func() { done <- b.Run(ctx) }()
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		panic(err)
+	}
+	pvc, _ := srv.GetClaim(ctx, "default", "data")
+	unused, _ := srv.GetVolume(ctx, "big")
+	fmt.Printf("claim %s is %s to volume %s after %d writes\n", pvc.Name, pvc.Status.Phase, pvc.Spec.VolumeName, srv.Stats().TotalWrites())
+	fmt.Printf("volume %s is still %s: it is marked Available an hour after it was first seen, once no waiting claim may take it\n", unused.Name, unused.Status.Phase)
+	cancel()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output:
+	// claim data is Bound to volume small after 4 writes
+	// volume big is still Pending: it is marked Available an hour after it was first seen, once no waiting claim may take it
+}

@@ -145,6 +145,22 @@ func (ix *Index) Get(name string) (*v1.PersistentVolume, bool) {
 	return r.pv, true
 }
 
+// ClaimedBy returns the names of the volumes whose claimRef names the claim
+// namespace/name (with any UID or none), sorted.
+func (ix *Index) ClaimedBy(namespace, name string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	list := ix.byClaim[claimKey{namespace: namespace, name: name}]
+	if len(list) == 0 {
+		return nil
+	}
+	names := make([]string, len(list))
+	for i, r := range list {
+		names[i] = r.key.name
+	}
+	return names
+}
+
 func (ix *Index) addLocked(r *record) {
 	ix.byName[r.key.name] = r
 	ix.sets[r.modes]++
