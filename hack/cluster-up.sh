@@ -49,11 +49,15 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# free_port prints a loopback TCP port nobody listens on.
+# free_port prints a loopback TCP port nobody listens on, below the kernel's
+# range of ephemeral ports, so that no outgoing connection takes it before
+# the server binds it.
 free_port() {
-	local p
+	local p lo
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "$lo" -gt 12000 ] || lo=32768
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((10000 + RANDOM % (lo - 10000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! grep -qx "$p" "$dir/ports" 2>/dev/null; then
 			echo "$p" >>"$dir/ports"
 			echo "$p"
