@@ -42,21 +42,9 @@ func TestAvailableDelayBindsNewVolumesWithFourWrites(t *testing.T) {
 			const n = 40
 			e := newEnv(t, newPairs(n, false)...)
 			b := e.newBinder(Config{AvailableDelay: 10 * time.Second, ClaimWorkers: workers, VolumeWorkers: workers})
-			e.srv.ResetStats()
-			e.run(b)
-			e.settle(b)
-			checkAllBound(t, e, n)
-			st := e.srv.Stats()
-			if st.TotalWrites() != 4*n || st.Conflicts != 0 {
-				t.Errorf("writes = %d, conflicts = %d, want %d and 0", st.TotalWrites(), st.Conflicts, 4*n)
-			}
-			// Every volume was a candidate from the start: each claim got
-			// the volume of exactly its size.
-			for _, pvc := range e.srv.Claims() {
-				if want := "pv" + pvc.Name[len("claim"):]; pvc.Spec.VolumeName != want {
-					t.Errorf("claim %s bound to %s, want %s", pvc.Name, pvc.Spec.VolumeName, want)
-				}
-			}
+			// Every volume is a candidate from the start: each claim gets
+			// the volume of exactly its size, with four writes.
+			bindPairs(t, e, b, n)
 			// The claims took the volumes before any hold ended; once the
 			// held volumes' delayed syncs have run, nothing is held and
 			// nothing more was written.

@@ -74,14 +74,7 @@ func TestRunBindsEverything(t *testing.T) {
 			e := newEnv(t, pairs(n)...)
 			reg := prometheus.NewPedanticRegistry()
 			b := e.newBinder(Config{Registerer: reg, ClaimWorkers: workers, VolumeWorkers: workers})
-			e.srv.ResetStats()
-			e.run(b)
-			e.settle(b)
-			checkAllBound(t, e, n)
-			st := e.srv.Stats()
-			if st.TotalWrites() != 4*n || st.Conflicts != 0 {
-				t.Errorf("writes = %d, conflicts = %d, want %d and 0", st.TotalWrites(), st.Conflicts, 4*n)
-			}
+			bindPairs(t, e, b, n)
 			var m dto.Metric
 			if err := b.metrics.binds.Write(&m); err != nil || m.GetCounter().GetValue() != n {
 				got := m.GetCounter().GetValue()
@@ -90,13 +83,27 @@ func TestRunBindsEverything(t *testing.T) {
 			if _, err := reg.Gather(); err != nil {
 				t.Errorf("Gather: %v", err)
 			}
-			// Each claim found the volume of its own size (best fit).
-			for _, pvc := range e.srv.Claims() {
-				if want := "pv" + strings.TrimPrefix(pvc.Name, "claim"); pvc.Spec.VolumeName != want {
-					t.Errorf("claim %s bound to %s, want %s", pvc.Name, pvc.Spec.VolumeName, want)
-				}
-			}
 		})
+	}
+}
+
+// bindPairs runs b on the n pairs of the env (volume pvNNN and claim
+// claimNNN of NNN Gi) and checks that every claim got the volume of its own
+// size (best fit) with four writes per binding and no conflict.
+func bindPairs(t *testing.T, e *env, b *Binder, n int) {
+	t.Helper()
+	e.srv.ResetStats()
+	e.run(b)
+	e.settle(b)
+	checkAllBound(t, e, n)
+	st := e.srv.Stats()
+	if st.TotalWrites() != int64(4*n) || st.Conflicts != 0 {
+		t.Errorf("writes = %d, conflicts = %d, want %d and 0", st.TotalWrites(), st.Conflicts, 4*n)
+	}
+	for _, pvc := range e.srv.Claims() {
+		if want := "pv" + strings.TrimPrefix(pvc.Name, "claim"); pvc.Spec.VolumeName != want {
+			t.Errorf("claim %s bound to %s, want %s", pvc.Name, pvc.Spec.VolumeName, want)
+		}
 	}
 }
 

@@ -18,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD/hack
+# shellcheck source=hack/lib.sh
+. "$here/lib.sh"
 
 binders=${BENCH_BINDERS:-kcm volbind}
 limits=${BENCH_LIMITS:-20/30 1000/2000}
@@ -43,23 +45,6 @@ stop_cluster() {
 trap 'stop_cluster; rm -rf "$tools"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# free_port prints a free loopback TCP port below the ephemeral range (see
-# cluster-up.sh), so that no outgoing connection holds it.
-free_port() {
-	local p lo
-	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-	[ "$lo" -gt 12000 ] || lo=32768
-	for _ in $(seq 1 200); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-	log "no free port"
-	return 1
-}
 
 # wait_http URL PID: waits up to 60 s for URL to answer 200 while PID lives.
 wait_http() {

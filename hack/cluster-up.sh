@@ -32,6 +32,8 @@ while [ $# -gt 0 ]; do
 done
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=hack/lib.sh
+. "$here/lib.sh"
 bin=$("$here/build-binaries.sh")
 [ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/volbind-cluster.XXXXXX")
 mkdir -p "$dir"
@@ -48,25 +50,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# free_port prints a loopback TCP port nobody listens on, below the kernel's
-# range of ephemeral ports, so that no outgoing connection takes it before
-# the server binds it.
-free_port() {
-	local p lo
-	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-	[ "$lo" -gt 12000 ] || lo=32768
-	for _ in $(seq 1 200); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! grep -qx "$p" "$dir/ports" 2>/dev/null; then
-			echo "$p" >>"$dir/ports"
-			echo "$p"
-			return
-		fi
-	done
-	log "no free port"
-	return 1
-}
 
 # start NAME CMD...: runs CMD in the background, logging to DIR/NAME.log, pid
 # in DIR/NAME.pid. Every command line names DIR, which cluster-down.sh checks
@@ -96,8 +79,8 @@ wait_for() {
 	return 1
 }
 
-etcd_client=$(free_port)
-etcd_peer=$(free_port)
+etcd_client=$(free_port "$dir/ports")
+etcd_peer=$(free_port "$dir/ports")
 start etcd "$bin/etcd" --name default --data-dir "$dir/etcd-data" \
 	--listen-client-urls "http://127.0.0.1:$etcd_client" --advertise-client-urls "http://127.0.0.1:$etcd_client" \
 	--listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
@@ -108,7 +91,7 @@ openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
 openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 echo "$token,admin,admin,system:masters" >"$dir/tokens.csv"
-api_port=$(free_port)
+api_port=$(free_port "$dir/ports")
 start kube-apiserver "$bin/kube-apiserver" \
 	--etcd-servers "http://127.0.0.1:$etcd_client" \
 	--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
@@ -146,7 +129,7 @@ KC
 } >"$dir/env"
 
 if $with_kcm; then
-	kcm_port=$(free_port)
+	kcm_port=$(free_port "$dir/ports")
 	start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
 		--controllers persistentvolume-binder-controller --leader-elect=false \
 		--kube-api-qps "$kcm_qps" --kube-api-burst "$kcm_burst" \
