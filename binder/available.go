@@ -14,6 +14,10 @@ import (
 
 // Holding back the Available phase (Config.AvailableDelay).
 //
+// A claim whose sync found no volume (its volume was not seen yet) is woken
+// by the first new volume it fits, one claim per volume, rather than at its
+// next resync, so that it does not find that volume already marked.
+//
 // Kubernetes marks every new unbound volume Available at its first sync and
 // binds claims only to Available volumes, so each statically provisioned
 // volume costs five writes: Available, then the four of the binding. With
@@ -56,15 +60,104 @@ type holds struct {
 	claims   map[string]waitingClaim
 	sizes    map[holdGroup]map[int64]int
 	byVolume map[string]int
+	// unmatched holds, by group and in the order they were found, the
+	// claims whose last sync found no volume; a new volume wakes the first
+	// one it fits (one volume serves one claim), instead of letting it wait
+	// for its resync.
+	unmatched map[holdGroup][]unmatchedClaim
+	// unmatchedGroup is the group each unmatched claim is listed under.
+	unmatchedGroup map[string]holdGroup
+}
+
+// unmatchedClaim is a claim whose last sync found no volume.
+type unmatchedClaim struct {
+	key     string
+	request int64
 }
 
 func newHolds() *holds {
 	return &holds{
 		since:    make(map[string]time.Time),
-		claims:   make(map[string]waitingClaim),
-		sizes:    make(map[holdGroup]map[int64]int),
-		byVolume: make(map[string]int),
+		claims:    make(map[string]waitingClaim),
+		sizes:     make(map[holdGroup]map[int64]int),
+		byVolume:  make(map[string]int),
+		unmatched: make(map[holdGroup][]unmatchedClaim),
+
+		unmatchedGroup: make(map[string]holdGroup),
 	}
+}
+
+func claimGroup(pvc *v1.PersistentVolumeClaim) holdGroup {
+	return holdGroup{
+		class: volume.GetPersistentVolumeClaimClass(pvc),
+		vac:   ptr.Deref(pvc.Spec.VolumeAttributesClassName, ""),
+		mode:  modeOf(pvc.Spec.VolumeMode),
+	}
+}
+
+func volumeGroup(pv *v1.PersistentVolume) holdGroup {
+	return holdGroup{
+		class: volume.GetPersistentVolumeClass(pv),
+		vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
+		mode:  modeOf(pv.Spec.VolumeMode),
+	}
+}
+
+// claimUnmatched records that the claim's sync found no volume.
+func (h *holds) claimUnmatched(key string, pvc *v1.PersistentVolumeClaim) {
+	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+	g := claimGroup(pvc)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropUnmatchedLocked(key)
+	h.unmatched[g] = append(h.unmatched[g], unmatchedClaim{key: key, request: request.Value()})
+	h.unmatchedGroup[key] = g
+}
+
+// claimGone forgets a deleted claim.
+func (h *holds) claimGone(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropUnmatchedLocked(key)
+}
+
+func (h *holds) dropUnmatchedLocked(key string) {
+	g, ok := h.unmatchedGroup[key]
+	if !ok {
+		return
+	}
+	delete(h.unmatchedGroup, key)
+	list := h.unmatched[g]
+	for i := range list {
+		if list[i].key == key {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(h.unmatched, g)
+	} else {
+		h.unmatched[g] = list
+	}
+}
+
+// wakeLocked returns the claim a volume seen for the first time should be
+// offered to: the claim it is pre-bound to, or the first unmatched claim of
+// its group that it is large enough for (which is then forgotten), or "".
+func (h *holds) wakeLocked(pv *v1.PersistentVolume) string {
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		return ref.Namespace + "/" + ref.Name
+	}
+	g := volumeGroup(pv)
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	c := capacity.Value()
+	for _, u := range h.unmatched[g] {
+		if u.request <= c {
+			h.dropUnmatchedLocked(u.key)
+			return u.key
+		}
+	}
+	return ""
 }
 
 // unmarked reports whether a volume's phase is one the Binder would mark
@@ -89,16 +182,13 @@ func (h *holds) claimQueued(key string, pvc *v1.PersistentVolumeClaim, delayed b
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.forgetClaimLocked(key)
+	h.dropUnmatchedLocked(key) // it searches again
 	if pvc == nil || delayed || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
 		return
 	}
 	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
 	w := waitingClaim{
-		group: holdGroup{
-			class: volume.GetPersistentVolumeClaimClass(pvc),
-			vac:   ptr.Deref(pvc.Spec.VolumeAttributesClassName, ""),
-			mode:  modeOf(pvc.Spec.VolumeMode),
-		},
+		group:      claimGroup(pvc),
 		request:    request.Value(),
 		volumeName: pvc.Spec.VolumeName,
 	}
@@ -159,12 +249,7 @@ func (h *holds) mayTakeLocked(pv *v1.PersistentVolume) bool {
 	}
 	capacity := pv.Spec.Capacity[v1.ResourceStorage]
 	c := capacity.Value()
-	g := holdGroup{
-		class: volume.GetPersistentVolumeClass(pv),
-		vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
-		mode:  modeOf(pv.Spec.VolumeMode),
-	}
-	for request := range h.sizes[g] {
+	for request := range h.sizes[volumeGroup(pv)] {
 		if request <= c {
 			return true
 		}
@@ -174,22 +259,23 @@ func (h *holds) mayTakeLocked(pv *v1.PersistentVolume) bool {
 
 // hold decides whether the Available write of pv waits, and for how long:
 // delay after the volume was first held, then delay again each time a
-// waiting claim might take it. Zero means "mark it now".
-func (h *holds) hold(pv *v1.PersistentVolume, now time.Time, delay time.Duration) time.Duration {
+// waiting claim might take it. Zero means "mark it now". When the volume is
+// seen for the first time, wake names a claim to queue (see wakeLocked).
+func (h *holds) hold(pv *v1.PersistentVolume, now time.Time, delay time.Duration) (wait time.Duration, wake string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	since, ok := h.since[pv.Name]
 	if !ok {
 		h.since[pv.Name] = now
-		return delay
+		return delay, h.wakeLocked(pv)
 	}
 	if left := since.Add(delay).Sub(now); left > 0 {
-		return left
+		return left, ""
 	}
 	if h.mayTakeLocked(pv) {
-		return delay
+		return delay, ""
 	}
-	return 0
+	return 0, ""
 }
 
 // forgetVolume drops a volume that is no longer held.
@@ -213,6 +299,8 @@ func (h *holds) reset() {
 	clear(h.claims)
 	clear(h.sizes)
 	clear(h.byVolume)
+	clear(h.unmatched)
+	clear(h.unmatchedGroup)
 }
 
 func modeOf(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
@@ -234,7 +322,10 @@ func (b *Binder) holdAvailable(ctx context.Context, pv *v1.PersistentVolume) boo
 		h.forgetVolume(pv.Name)
 		return false
 	}
-	wait := h.hold(pv, b.cfg.Clock.Now(), b.cfg.AvailableDelay)
+	wait, wake := h.hold(pv, b.cfg.Clock.Now(), b.cfg.AvailableDelay)
+	if wake != "" {
+		b.enqueueClaim(wake)
+	}
 	if wait <= 0 {
 		return false
 	}

@@ -171,22 +171,22 @@ func TestHoldsWaitingClaims(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHolds()
 			h.claimQueued(ns+"/c", tc.claim, tc.delay)
-			if got := h.hold(tc.pv, now, delay); got != delay {
+			if got, _ := h.hold(tc.pv, now, delay); got != delay {
 				t.Fatalf("first hold = %v, want %v", got, delay)
 			}
-			if got := h.hold(tc.pv, now.Add(2*time.Second), delay); got != 3*time.Second {
+			if got, _ := h.hold(tc.pv, now.Add(2*time.Second), delay); got != 3*time.Second {
 				t.Fatalf("hold during the delay = %v, want 3s", got)
 			}
 			want := time.Duration(0)
 			if tc.holdOn {
 				want = delay
 			}
-			if got := h.hold(tc.pv, now.Add(delay), delay); got != want {
+			if got, _ := h.hold(tc.pv, now.Add(delay), delay); got != want {
 				t.Fatalf("hold after the delay = %v, want %v", got, want)
 			}
 			// The claim was synced: nothing keeps the volume held.
 			h.claimDone(ns + "/c")
-			if got := h.hold(tc.pv, now.Add(delay), delay); got != 0 {
+			if got, _ := h.hold(tc.pv, now.Add(delay), delay); got != 0 {
 				t.Fatalf("hold after the claim's sync = %v, want 0", got)
 			}
 			if len(h.claims) != 0 || len(h.sizes) != 0 || len(h.byVolume) != 0 {
@@ -256,5 +256,64 @@ func TestAvailableDelayRandomClustersWithConflicts(t *testing.T) {
 			})
 			checkConsistent(t, e)
 		})
+	}
+}
+
+// A claim that found no volume is woken by the first new volume it fits and
+// binds it with four writes, without waiting for its resync (off here);
+// Kubernetes would wait for the resync and mark the volume Available first.
+func TestAvailableDelayNewVolumeWakesUnmatchedClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newPVC("small", "1Gi"), newPVC("big", "5Gi"), newPVC("other", "1Gi", pvcClass(ptr.To("gold"))))
+	b := e.newBinder(Config{AvailableDelay: 10 * time.Second, ResyncPeriod: -1})
+	e.run(b)
+	e.settle(b)
+	e.events()
+	b.holds.mu.Lock()
+	unmatched := len(b.holds.unmatchedGroup)
+	b.holds.mu.Unlock()
+	if unmatched != 3 {
+		t.Fatalf("%d unmatched claims, want 3", unmatched)
+	}
+	e.srv.ResetStats()
+	// 3Gi: too small for "big", of the wrong class for "other".
+	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv1", "3Gi", pvPhase(v1.VolumePending))); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(b)
+	if got := e.claim("small"); got.Status.Phase != v1.ClaimBound || got.Spec.VolumeName != "pv1" {
+		t.Errorf("claim small: %s to %q, want Bound to pv1", got.Status.Phase, got.Spec.VolumeName)
+	}
+	if got := e.writes(); got != 1+4 {
+		t.Errorf("writes = %d, want the create and 4", got)
+	}
+	b.holds.mu.Lock()
+	defer b.holds.mu.Unlock()
+	if _, ok := b.holds.unmatchedGroup[ns+"/big"]; !ok || len(b.holds.unmatchedGroup) != 2 {
+		t.Errorf("unmatched claims %v, want big and other still listed", b.holds.unmatchedGroup)
+	}
+}
+
+// A deleted or re-queued claim is no longer offered new volumes.
+func TestHoldsUnmatchedForgotten(t *testing.T) {
+	t.Parallel()
+	h := newHolds()
+	h.claimUnmatched(ns+"/a", newPVC("a", "1Gi"))
+	h.claimUnmatched(ns+"/b", newPVC("b", "1Gi"))
+	h.claimUnmatched(ns+"/c", newPVC("c", "1Gi"))
+	h.claimGone(ns + "/a")
+	h.claimQueued(ns+"/b", newPVC("b", "1Gi"), false)
+	now := time.Unix(0, 0)
+	if _, wake := h.hold(newPV("pv1", "1Gi"), now, time.Second); wake != ns+"/c" {
+		t.Errorf("new volume wakes %q, want %q", wake, ns+"/c")
+	}
+	if _, wake := h.hold(newPV("pv2", "1Gi"), now, time.Second); wake != "" {
+		t.Errorf("second volume wakes %q, want nobody", wake)
+	}
+	if _, wake := h.hold(newPV("pv3", "1Gi", boundTo("x", "")), now, time.Second); wake != ns+"/x" {
+		t.Errorf("pre-bound volume wakes %q, want its claim", wake)
+	}
+	if len(h.unmatched) != 0 || len(h.unmatchedGroup) != 0 {
+		t.Errorf("left behind: %v %v", h.unmatched, h.unmatchedGroup)
 	}
 }

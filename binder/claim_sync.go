@@ -65,6 +65,9 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	}
 
 	logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, no volume found", "PVC", klog.KObj(claim))
+	if b.holds != nil && !delay {
+		b.holds.claimUnmatched(claimKeyOf(claim), claim)
+	}
 	updated, err := b.assignDefaultStorageClass(ctx, claim)
 	if err != nil {
 		return fmt.Errorf("can't update PersistentVolumeClaim[%q]: %w", claimKeyOf(claim), err)

@@ -113,6 +113,9 @@ func (b *Binder) claimDeleted(obj any) {
 	}
 	cached := b.store.deleteClaim(pvc)
 	b.forget(workKey{key: claimKeyOf(pvc)})
+	if b.holds != nil {
+		b.holds.claimGone(claimKeyOf(pvc))
+	}
 	name := pvc.Spec.VolumeName
 	if name == "" && cached != nil {
 		name = cached.Spec.VolumeName

@@ -56,7 +56,7 @@ func binderWrites(t *testing.T, f *fixture) (writes, conflicts int64) {
 // drop them, and the volume no claim takes is marked Available after the
 // delay.
 func TestAvailableDelayFourWrites(t *testing.T) {
-	const n, delay = 200, 3 * time.Second
+	const n, delay = 200, 10 * time.Second
 	f := newFixture(t)
 	startBinder(t, binder.Config{AvailableDelay: delay, ClaimWorkers: 16, VolumeWorkers: 4})
 	before, conflictsBefore := binderWrites(t, f)
