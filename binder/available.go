@@ -77,7 +77,7 @@ type unmatchedClaim struct {
 
 func newHolds() *holds {
 	return &holds{
-		since:    make(map[string]time.Time),
+		since:     make(map[string]time.Time),
 		claims:    make(map[string]waitingClaim),
 		sizes:     make(map[holdGroup]map[int64]int),
 		byVolume:  make(map[string]int),
