@@ -18,7 +18,9 @@
 // no access-mode sets.
 //
 // Kubernetes scans every volume for every claim. Here, volumes that are
-// unbound, Available and not being deleted sit in ordered trees, one per
+// unbound, Available (with Options.UnmarkedCandidates, also those whose
+// phase is still empty or Pending) and not being deleted sit in ordered
+// trees, one per
 // (storage class, VolumeAttributesClass, volume mode, access-mode set), keyed
 // by capacity; volumes that carry a claimRef are kept in a map by the claim
 // they name. One FindBestMatch costs O(log N) plus the candidates it has to
