@@ -70,10 +70,8 @@ func (b *Binder) bind(ctx context.Context, pv *v1.PersistentVolume, claim *v1.Pe
 // an earlier sync began and could not finish (its claim then found a better
 // volume) is rolled back by their syncs now, not at their next resync.
 func (b *Binder) enqueueOtherClaimants(claim *v1.PersistentVolumeClaim, name string) {
-	for _, other := range b.store.index.ClaimedBy(claim.Namespace, claim.Name) {
-		if other != name {
-			b.enqueueVolume(other)
-		}
+	for _, other := range b.store.index.ClaimedBy(claim.Namespace, claim.Name, name) {
+		b.enqueueVolume(other)
 	}
 }
 

@@ -145,18 +145,17 @@ func (ix *Index) Get(name string) (*v1.PersistentVolume, bool) {
 	return r.pv, true
 }
 
-// ClaimedBy returns the names of the volumes whose claimRef names the claim
-// namespace/name (with any UID or none), sorted.
-func (ix *Index) ClaimedBy(namespace, name string) []string {
+// ClaimedBy returns the names of the volumes other than except whose
+// claimRef names the claim namespace/name (with any UID or none), sorted. It
+// does not allocate when there are none.
+func (ix *Index) ClaimedBy(namespace, name, except string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	list := ix.byClaim[claimKey{namespace: namespace, name: name}]
-	if len(list) == 0 {
-		return nil
-	}
-	names := make([]string, len(list))
-	for i, r := range list {
-		names[i] = r.key.name
+	var names []string
+	for _, r := range ix.byClaim[claimKey{namespace: namespace, name: name}] {
+		if r.key.name != except {
+			names = append(names, r.key.name)
+		}
 	}
 	return names
 }

@@ -328,3 +328,26 @@ func TestIndexConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestClaimedBy(t *testing.T) {
+	ix := New()
+	for _, name := range []string{"pv-b", "pv-a", "pv-c"} {
+		pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if name != "pv-c" {
+			pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: "claim", UID: types.UID("uid-" + name)}
+		}
+		ix.Upsert(pv)
+	}
+	if got := ix.ClaimedBy("ns", "claim", ""); !slices.Equal(got, []string{"pv-a", "pv-b"}) {
+		t.Errorf("ClaimedBy = %v, want [pv-a pv-b]", got)
+	}
+	if got := ix.ClaimedBy("ns", "claim", "pv-a"); !slices.Equal(got, []string{"pv-b"}) {
+		t.Errorf("ClaimedBy except pv-a = %v, want [pv-b]", got)
+	}
+	if got := ix.ClaimedBy("ns", "other", ""); got != nil {
+		t.Errorf("ClaimedBy of an unknown claim = %v, want nil", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { ix.ClaimedBy("ns", "claim", "pv-a") }); allocs > 1 {
+		t.Errorf("%v allocations", allocs)
+	}
+}
