@@ -9,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/internal/pvindex"
 )
 
 // Holding back the Available phase (Config.AvailableDelay).
@@ -33,16 +34,9 @@ import (
 // write of one volume never run at once, and each starts from the version
 // the other left in the store.
 
-// holdGroup is what a waiting claim and a volume must share for the claim
-// to be able to take the volume: the fields pvindex groups volumes by.
-type holdGroup struct {
-	class, vac string
-	mode       v1.PersistentVolumeMode
-}
-
 // waitingClaim is what holds remembers of a claim in the claim queue.
 type waitingClaim struct {
-	group   holdGroup
+	group   pvindex.Group
 	request int64 // bytes, rounded up
 	// volumeName is the volume the claim asks for by name; empty for a
 	// claim that takes the best match.
@@ -58,15 +52,15 @@ type holds struct {
 	// claims holds the waiting claims by key; sizes counts them by group
 	// and request, byVolume by the volume they ask for.
 	claims   map[string]waitingClaim
-	sizes    map[holdGroup]map[int64]int
+	sizes    map[pvindex.Group]map[int64]int
 	byVolume map[string]int
 	// unmatched holds, by group and in the order they were found, the
 	// claims whose last sync found no volume; a new volume wakes the first
 	// one it fits (one volume serves one claim), instead of letting it wait
 	// for its resync.
-	unmatched map[holdGroup][]unmatchedClaim
+	unmatched map[pvindex.Group][]unmatchedClaim
 	// unmatchedGroup is the group each unmatched claim is listed under.
-	unmatchedGroup map[string]holdGroup
+	unmatchedGroup map[string]pvindex.Group
 }
 
 // unmatchedClaim is a claim whose last sync found no volume.
@@ -79,34 +73,18 @@ func newHolds() *holds {
 	return &holds{
 		since:     make(map[string]time.Time),
 		claims:    make(map[string]waitingClaim),
-		sizes:     make(map[holdGroup]map[int64]int),
+		sizes:     make(map[pvindex.Group]map[int64]int),
 		byVolume:  make(map[string]int),
-		unmatched: make(map[holdGroup][]unmatchedClaim),
+		unmatched: make(map[pvindex.Group][]unmatchedClaim),
 
-		unmatchedGroup: make(map[string]holdGroup),
-	}
-}
-
-func claimGroup(pvc *v1.PersistentVolumeClaim) holdGroup {
-	return holdGroup{
-		class: volume.GetPersistentVolumeClaimClass(pvc),
-		vac:   ptr.Deref(pvc.Spec.VolumeAttributesClassName, ""),
-		mode:  modeOf(pvc.Spec.VolumeMode),
-	}
-}
-
-func volumeGroup(pv *v1.PersistentVolume) holdGroup {
-	return holdGroup{
-		class: volume.GetPersistentVolumeClass(pv),
-		vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
-		mode:  modeOf(pv.Spec.VolumeMode),
+		unmatchedGroup: make(map[string]pvindex.Group),
 	}
 }
 
 // claimUnmatched records that the claim's sync found no volume.
 func (h *holds) claimUnmatched(key string, pvc *v1.PersistentVolumeClaim) {
 	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
-	g := claimGroup(pvc)
+	g := pvindex.ClaimGroup(pvc)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.dropUnmatchedLocked(key)
@@ -148,7 +126,7 @@ func (h *holds) wakeLocked(pv *v1.PersistentVolume) string {
 	if ref := pv.Spec.ClaimRef; ref != nil {
 		return ref.Namespace + "/" + ref.Name
 	}
-	g := volumeGroup(pv)
+	g := pvindex.VolumeGroup(pv)
 	capacity := pv.Spec.Capacity[v1.ResourceStorage]
 	c := capacity.Value()
 	for _, u := range h.unmatched[g] {
@@ -175,22 +153,30 @@ func holdable(pv *v1.PersistentVolume) bool {
 	return unmarked(pv) && pv.DeletionTimestamp == nil && (ref == nil || ref.UID == "")
 }
 
-// claimQueued records that the claim with key is in the claim queue. A
-// claim that cannot take an unbound volume (gone, bound already, or of a
-// WaitForFirstConsumer class) is forgotten instead.
-func (h *holds) claimQueued(key string, pvc *v1.PersistentVolumeClaim, delayed bool) {
+// waitingFor returns what holds remembers of a queued claim, and false for
+// a claim that cannot take an unbound volume (gone, bound already, or of a
+// WaitForFirstConsumer class).
+func waitingFor(pvc *v1.PersistentVolumeClaim, delayed bool) (waitingClaim, bool) {
+	if pvc == nil || delayed || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
+		return waitingClaim{}, false
+	}
+	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+	return waitingClaim{
+		group:      pvindex.ClaimGroup(pvc),
+		request:    request.Value(),
+		volumeName: pvc.Spec.VolumeName,
+	}, true
+}
+
+// claimQueued records that the claim with key is in the claim queue, as w
+// when ok (see waitingFor); otherwise it is forgotten.
+func (h *holds) claimQueued(key string, w waitingClaim, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.forgetClaimLocked(key)
 	h.dropUnmatchedLocked(key) // it searches again
-	if pvc == nil || delayed || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
+	if !ok {
 		return
-	}
-	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
-	w := waitingClaim{
-		group:      claimGroup(pvc),
-		request:    request.Value(),
-		volumeName: pvc.Spec.VolumeName,
 	}
 	h.claims[key] = w
 	if w.volumeName != "" {
@@ -249,7 +235,7 @@ func (h *holds) mayTakeLocked(pv *v1.PersistentVolume) bool {
 	}
 	capacity := pv.Spec.Capacity[v1.ResourceStorage]
 	c := capacity.Value()
-	for request := range h.sizes[volumeGroup(pv)] {
+	for request := range h.sizes[pvindex.VolumeGroup(pv)] {
 		if request <= c {
 			return true
 		}
@@ -285,13 +271,6 @@ func (h *holds) forgetVolume(name string) {
 	delete(h.since, name)
 }
 
-// heldVolumes returns the number of volumes being held.
-func (h *holds) heldVolumes() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.since)
-}
-
 // reset forgets the waiting claims when Run stops (the queues are gone).
 func (h *holds) reset() {
 	h.mu.Lock()
@@ -301,13 +280,6 @@ func (h *holds) reset() {
 	clear(h.byVolume)
 	clear(h.unmatched)
 	clear(h.unmatchedGroup)
-}
-
-func modeOf(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
-	if m == nil {
-		return v1.PersistentVolumeFilesystem
-	}
-	return *m
 }
 
 // holdAvailable reports whether the volume sync must not mark pv Available
@@ -338,16 +310,14 @@ func (b *Binder) holdAvailable(ctx context.Context, pv *v1.PersistentVolume) boo
 	return true
 }
 
-// claimQueuedLocked records a claim put into the claim queue; b.mu is held.
-func (b *Binder) claimQueuedLocked(key string) {
-	if b.holds == nil {
-		return
-	}
+// waitingClaimOf looks up what holds will remember of the claim with key
+// once it is queued. It reads the store and the classes, so callers do it
+// before they take b.mu.
+func (b *Binder) waitingClaimOf(key string) (waitingClaim, bool) {
 	pvc, ok := b.store.claim(key)
 	if !ok {
-		b.holds.claimQueued(key, nil, false)
-		return
+		return waitingClaim{}, false
 	}
 	delayed, err := b.classes.delayBinding(pvc)
-	b.holds.claimQueued(key, pvc, err == nil && delayed)
+	return waitingFor(pvc, err == nil && delayed)
 }

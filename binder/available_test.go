@@ -29,6 +29,19 @@ func newPairs(n int, sameSize bool) []runtime.Object {
 	return out
 }
 
+// queue records claim as queued, as Binder.enqueue does.
+func queue(h *holds, key string, claim *v1.PersistentVolumeClaim, delayed bool) {
+	w, ok := waitingFor(claim, delayed)
+	h.claimQueued(key, w, ok)
+}
+
+// heldVolumes returns the number of volumes being held.
+func heldVolumes(h *holds) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.since)
+}
+
 // volumeStatusWrites counts the status writes of volumes the server saw.
 func volumeStatusWrites(e *env) int64 {
 	return e.srv.Stats().Writes[bindertest.KindVolume][bindertest.VerbUpdateStatus]
@@ -49,7 +62,7 @@ func TestAvailableDelayBindsNewVolumesWithFourWrites(t *testing.T) {
 			// held volumes' delayed syncs have run, nothing is held and
 			// nothing more was written.
 			e.fc.Step(time.Minute)
-			e.eventually(b, func() bool { return b.holds.heldVolumes() == 0 })
+			e.eventually(b, func() bool { return heldVolumes(b.holds) == 0 })
 			if got := e.writes(); got != 4*n {
 				t.Errorf("writes after the delay = %d, want %d", got, 4*n)
 			}
@@ -170,7 +183,7 @@ func TestHoldsWaitingClaims(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHolds()
-			h.claimQueued(ns+"/c", tc.claim, tc.delay)
+			queue(h, ns+"/c", tc.claim, tc.delay)
 			if got, _ := h.hold(tc.pv, now, delay); got != delay {
 				t.Fatalf("first hold = %v, want %v", got, delay)
 			}
@@ -201,9 +214,9 @@ func TestHoldsRequeuedClaim(t *testing.T) {
 	t.Parallel()
 	h := newHolds()
 	pv := newPV("pv", "1Gi")
-	h.claimQueued(ns+"/c", newPVC("c", "1Gi"), false)
-	h.claimQueued(ns+"/c", newPVC("c", "1Gi"), false)
-	h.claimQueued(ns+"/c", newPVC("c", "4Gi"), false) // grew: cannot take pv any more
+	queue(h, ns+"/c", newPVC("c", "1Gi"), false)
+	queue(h, ns+"/c", newPVC("c", "1Gi"), false)
+	queue(h, ns+"/c", newPVC("c", "4Gi"), false) // grew: cannot take pv any more
 	h.mu.Lock()
 	may := h.mayTakeLocked(pv)
 	h.mu.Unlock()
@@ -302,7 +315,7 @@ func TestHoldsUnmatchedForgotten(t *testing.T) {
 	h.claimUnmatched(ns+"/b", newPVC("b", "1Gi"))
 	h.claimUnmatched(ns+"/c", newPVC("c", "1Gi"))
 	h.claimGone(ns + "/a")
-	h.claimQueued(ns+"/b", newPVC("b", "1Gi"), false)
+	queue(h, ns+"/b", newPVC("b", "1Gi"), false)
 	now := time.Unix(0, 0)
 	if _, wake := h.hold(newPV("pv1", "1Gi"), now, time.Second); wake != ns+"/c" {
 		t.Errorf("new volume wakes %q, want %q", wake, ns+"/c")

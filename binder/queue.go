@@ -59,6 +59,11 @@ func (b *Binder) enqueueClaim(key string) { b.enqueue(workKey{key: key}) }
 func (b *Binder) enqueueVolume(name string) { b.enqueue(workKey{volume: true, key: name}) }
 
 func (b *Binder) enqueue(wk workKey) {
+	var waiting waitingClaim
+	var isWaiting bool
+	if b.holds != nil && !wk.volume {
+		waiting, isWaiting = b.waitingClaimOf(wk.key)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rs := b.running.Load()
@@ -68,10 +73,14 @@ func (b *Binder) enqueue(wk workKey) {
 	b.queued[wk] = struct{}{}
 	if wk.volume {
 		rs.volumes.Add(wk.key)
-	} else {
-		b.claimQueuedLocked(wk.key)
-		rs.claims.Add(wk.key)
+		return
 	}
+	if b.holds != nil {
+		// Under b.mu, so that a worker that finishes this claim's sync
+		// sees it queued again and keeps it waiting.
+		b.holds.claimQueued(wk.key, waiting, isWaiting)
+	}
+	rs.claims.Add(wk.key)
 }
 
 // track starts the periodic resync of an object.

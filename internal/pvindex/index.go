@@ -10,9 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 )
 
 // ErrInvalidClaim is wrapped by the error FindBestMatch returns for a claim it
@@ -29,7 +27,7 @@ type Index struct {
 	// trees holds the candidates (unbound, Available, not being deleted;
 	// see Options for volumes not marked yet) by group and access-mode set,
 	// ordered by capacity then name.
-	trees map[group]*modeTrees
+	trees map[Group]*modeTrees
 	// byClaim holds every volume with a claimRef under the claim it names,
 	// sorted by volume name.
 	byClaim map[claimKey][]*record
@@ -60,7 +58,7 @@ func New() *Index { return NewWithOptions(Options{}) }
 func NewWithOptions(o Options) *Index {
 	return &Index{
 		byName:   make(map[string]*record),
-		trees:    make(map[group]*modeTrees),
+		trees:    make(map[Group]*modeTrees),
 		byClaim:  make(map[claimKey][]*record),
 		unmarked: o.UnmarkedCandidates,
 	}
@@ -217,7 +215,7 @@ type finder struct {
 	claim    *v1.PersistentVolumeClaim
 	opts     FindOptions
 	request  capacity
-	group    group
+	group    Group
 	selector labels.Selector // nil: the claim has no selector
 	// labelsNode is opts.Node's labels only, as CheckNodeAffinity sees it. It
 	// is a value, not a pointer, so that it stays on the caller's stack.
@@ -247,11 +245,7 @@ func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions
 		claim:   claim,
 		opts:    opts,
 		request: storageOf(claim.Spec.Resources.Requests),
-		group: group{
-			class: volume.GetPersistentVolumeClaimClass(claim),
-			vac:   ptr.Deref(claim.Spec.VolumeAttributesClassName, ""),
-			mode:  modeOrDefault(claim.Spec.VolumeMode),
-		},
+		group:   ClaimGroup(claim),
 	}
 	var selErr error
 	if claim.Spec.Selector != nil {

@@ -15,12 +15,31 @@ type claimKey struct {
 	namespace, name string
 }
 
-// group is what a claim and a volume must share exactly to match: the
+// Group is what a claim and a volume must share exactly to match: the
 // storage class (beta annotation first, as Kubernetes reads it), the
-// VolumeAttributesClass and the volume mode (unset means Filesystem).
-type group struct {
+// VolumeAttributesClass and the volume mode (unset means Filesystem). It is
+// comparable, for use as a map key.
+type Group struct {
 	class, vac string
 	mode       v1.PersistentVolumeMode
+}
+
+// VolumeGroup returns the Group of a volume.
+func VolumeGroup(pv *v1.PersistentVolume) Group {
+	return Group{
+		class: volume.GetPersistentVolumeClass(pv),
+		vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
+		mode:  modeOrDefault(pv.Spec.VolumeMode),
+	}
+}
+
+// ClaimGroup returns the Group of a claim.
+func ClaimGroup(claim *v1.PersistentVolumeClaim) Group {
+	return Group{
+		class: volume.GetPersistentVolumeClaimClass(claim),
+		vac:   ptr.Deref(claim.Spec.VolumeAttributesClassName, ""),
+		mode:  modeOrDefault(claim.Spec.VolumeMode),
+	}
 }
 
 func modeOrDefault(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
@@ -36,7 +55,7 @@ type record struct {
 	pv    *v1.PersistentVolume // shared with the caller; read-only
 	key   key
 	modes modeSet
-	group group
+	group Group
 
 	hasClaim bool
 	claim    claimKey
@@ -56,14 +75,10 @@ type record struct {
 // empty or Pending a candidate too (Options.UnmarkedCandidates).
 func newRecord(pv *v1.PersistentVolume, unmarked bool) *record {
 	r := &record{
-		pv:    pv,
-		key:   key{cap: storageOf(pv.Spec.Capacity), name: pv.Name},
-		modes: volumeModes(pv.Spec.AccessModes),
-		group: group{
-			class: volume.GetPersistentVolumeClass(pv),
-			vac:   ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
-			mode:  modeOrDefault(pv.Spec.VolumeMode),
-		},
+		pv:       pv,
+		key:      key{cap: storageOf(pv.Spec.Capacity), name: pv.Name},
+		modes:    volumeModes(pv.Spec.AccessModes),
+		group:    VolumeGroup(pv),
 		deleting: pv.DeletionTimestamp != nil,
 	}
 	if ref := pv.Spec.ClaimRef; ref != nil {
