@@ -369,3 +369,14 @@ func (b *Binder) syncVolumeKey(ctx context.Context, name string) error {
 	}
 	return b.syncVolume(ctx, pv)
 }
+
+// WaitForOperations blocks until no provisioning, deletion or recycling
+// operation runs: those that SyncClaim, SyncVolume or Run's workers
+// started. It returns nil then, or ctx's error when ctx is done first.
+// Operations backing off after a failure do not count. An embedder that
+// drives SyncClaim and SyncVolume itself, without Run, calls it to see the
+// outcome of the operations they started; with Run, WaitForQuiescence
+// waits for them too.
+func (b *Binder) WaitForOperations(ctx context.Context) error {
+	return b.ops.Wait(ctx)
+}

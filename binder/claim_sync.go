@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,10 @@ func (b *Binder) syncClaim(ctx context.Context, claim *v1.PersistentVolumeClaim)
 	if v := klog.FromContext(ctx).V(4); v.Enabled() {
 		v.Info("Synchronizing PersistentVolumeClaim", "PVC", klog.KObj(claim),
 			"phase", claim.Status.Phase, "volumeName", claim.Spec.VolumeName)
+	}
+	claim, err := b.annealClaimMigration(ctx, claim)
+	if err != nil {
+		return err
 	}
 	if !metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBindCompleted) {
 		return b.syncUnboundClaim(ctx, claim)
@@ -78,7 +83,9 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	}
 	switch {
 	case delay && !volume.IsDelayBindingProvisioning(claim):
-		b.event(claim, v1.EventTypeNormal, ReasonWaitForFirstConsumer, msgWaitForConsumer)
+		if err := b.waitForConsumerEvent(claim); err != nil {
+			return err
+		}
 	case volume.GetPersistentVolumeClaimClass(claim) != "":
 		return b.provisionClaim(ctx, claim)
 	default:
@@ -261,4 +268,24 @@ func (b *Binder) assignDefaultStorageClass(ctx context.Context, claim *v1.Persis
 	}
 	klog.FromContext(ctx).V(4).Info("Assigned default StorageClass to PersistentVolumeClaim", "PVC", klog.KObj(claim), "storageClassName", sc.Name)
 	return true, nil
+}
+
+// waitForConsumerEvent records why a claim of a WaitForFirstConsumer class
+// waits, as Kubernetes' emitEventForUnboundDelayBindingClaim: the pods that
+// use it and wait to be scheduled (WaitForPodScheduled), or, when there are
+// none (or Config.Pods is nil), its first consumer (WaitForFirstConsumer).
+func (b *Binder) waitForConsumerEvent(claim *v1.PersistentVolumeClaim) error {
+	pods, err := b.activePodsUsing(claim.Namespace, claim.Name, true)
+	if err != nil {
+		return err
+	}
+	switch len(pods) {
+	case 0:
+		b.event(claim, v1.EventTypeNormal, ReasonWaitForFirstConsumer, msgWaitForConsumer)
+	case 1:
+		b.event(claim, v1.EventTypeNormal, ReasonWaitForPodScheduled, fmt.Sprintf("waiting for pod %s to be scheduled", pods[0]))
+	default:
+		b.event(claim, v1.EventTypeNormal, ReasonWaitForPodScheduled, fmt.Sprintf("waiting for pods %s to be scheduled", strings.Join(pods, ",")))
+	}
+	return nil
 }

@@ -92,6 +92,21 @@ type Config struct {
 	// and SyncVolume of a held volume returns nil without a write. Negative
 	// values are an error.
 	AvailableDelay time.Duration
+
+	// CSIMigration says which in-tree plugins are migrated to CSI drivers
+	// (see CSIMigration): their claims are handed to the CSI driver's
+	// external provisioner, their volumes and claims are annotated
+	// pv.kubernetes.io/migrated-to and their volumes are left to that
+	// provisioner to delete. Nil means TranslationLibMigration{} (every
+	// plugin csi-translation-lib knows is migrated, as in Kubernetes
+	// v1.37); NoCSIMigration{} turns migration off.
+	CSIMigration CSIMigration
+	// Pods finds the pods that use a claim: a Recycle volume is not
+	// scrubbed while pods still use its claim, and a claim waiting for its
+	// first consumer names the pods that wait to be scheduled. Nil means
+	// no pod is known (neither check is made); NewForClientset sets it
+	// from a pod informer.
+	Pods ClaimPods
 }
 
 // withDefaults checks cfg and fills in the defaults.
@@ -131,6 +146,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.CSIMigration == nil {
+		cfg.CSIMigration = TranslationLibMigration{}
 	}
 	if cfg.ClaimWorkers == 0 {
 		cfg.ClaimWorkers = 1

@@ -21,6 +21,9 @@ const (
 	// ReasonWaitForFirstConsumer: the claim's class delays binding until a
 	// pod using it is scheduled.
 	ReasonWaitForFirstConsumer = "WaitForFirstConsumer"
+	// ReasonWaitForPodScheduled: the claim's class delays binding and the
+	// pods using the claim are not scheduled yet (needs Config.Pods).
+	ReasonWaitForPodScheduled = "WaitForPodScheduled"
 	// ReasonVolumeUnknownReclaimPolicy: the released volume's reclaim policy
 	// is not Retain, Recycle or Delete.
 	ReasonVolumeUnknownReclaimPolicy = "VolumeUnknownReclaimPolicy"

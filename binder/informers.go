@@ -18,7 +18,11 @@ import (
 // them and makes Run wait until they have synced. It starts nothing: the
 // caller starts f (f.Start) and calls Run, in either order. When
 // cfg.Provisioning is set without Nodes, the nodes are read from f's node
-// informer (ListerNodes), which Run waits for too.
+// informer (ListerNodes), which Run waits for too. When cfg.Pods is nil, the
+// pods are read from f's pod informer (IndexerPods), which NewForClientset
+// trims with TrimPod and indexes with AddPodClaimIndex, so it must not have
+// started and must not be shared with code that needs whole pods (give
+// such code another factory, or set cfg.Pods); Run waits for it too.
 func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.SharedInformerFactory, cfg Config) (*Binder, error) {
 	if cs == nil || f == nil {
 		return nil, errors.Join(ErrInvalidConfig, errors.New("binder: nil clientset or informer factory"))
@@ -29,6 +33,17 @@ func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.S
 		pc.Nodes = ListerNodes{Lister: nodes.Lister()}
 		cfg.Provisioning = &pc
 		cfg.Synced = append(append([]toolscache.InformerSynced(nil), cfg.Synced...), nodes.Informer().HasSynced)
+	}
+	if cfg.Pods == nil {
+		pods := f.Core().V1().Pods().Informer()
+		if err := pods.SetTransform(TrimPod); err != nil {
+			return nil, fmt.Errorf("binder: trim the pod informer: %w", err)
+		}
+		if err := AddPodClaimIndex(pods); err != nil {
+			return nil, err
+		}
+		cfg.Pods = IndexerPods{Indexer: pods.GetIndexer()}
+		cfg.Synced = append(append([]toolscache.InformerSynced(nil), cfg.Synced...), pods.HasSynced)
 	}
 	b, err := New(NewClientsetAPI(cs), cfg)
 	if err != nil {

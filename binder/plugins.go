@@ -229,3 +229,17 @@ func VolumePluginName(pv *v1.PersistentVolume) string {
 func ProvisionedVolumeName(claim *v1.PersistentVolumeClaim) string {
 	return "pvc-" + string(claim.UID)
 }
+
+// MountOptionsSupport is implemented by a Provisioner that may not support
+// mount options (Kubernetes' SupportsMountOption). When SupportsMountOption
+// returns false, a claim whose StorageClass has mount options is not
+// provisioned: it gets a Warning ProvisioningFailed event "Mount options
+// are not supported by the provisioner but StorageClass "<class>" has
+// mount options [...]" and the operation backs off, as in Kubernetes (the
+// volume would be rejected anyway). A Provisioner that does not implement
+// it supports mount options.
+type MountOptionsSupport interface {
+	// SupportsMountOption reports whether volumes of the provisioner
+	// accept mount options. It must not block.
+	SupportsMountOption() bool
+}

@@ -252,3 +252,7 @@ func eventWith(events []string, reason, text string) bool {
 	}
 	return false
 }
+
+func pvFinalizers(f ...string) pvOpt {
+	return func(pv *v1.PersistentVolume) { pv.Finalizers = f }
+}

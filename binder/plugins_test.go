@@ -85,8 +85,8 @@ func TestNewForClientsetNodes(t *testing.T) {
 	if !ok {
 		t.Fatalf("Nodes = %T, want ListerNodes", b.cfg.Provisioning.Nodes)
 	}
-	if got := len(b.cfg.Synced); got != 4 {
-		t.Errorf("%d informers to wait for, want 4 (volumes, claims, classes, nodes)", got)
+	if got := len(b.cfg.Synced); got != 5 {
+		t.Errorf("%d informers to wait for, want 5 (volumes, claims, classes, nodes, pods)", got)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer func() {

@@ -42,8 +42,14 @@ func (b *Binder) provisionClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("storageclass.storage.k8s.io %q not found", className))
 		return nil
 	}
-	p := pc.Provisioners[class.Provisioner]
-	if p == nil && strings.HasPrefix(class.Provisioner, "kubernetes.io/") {
+	migrated := b.cfg.CSIMigration.IsMigrationEnabledForPlugin(class.Provisioner)
+	var p Provisioner
+	if !migrated {
+		// A migrated plugin's claims go to its CSI driver's external
+		// provisioner, whatever is registered here.
+		p = pc.Provisioners[class.Provisioner]
+	}
+	if p == nil && !migrated && strings.HasPrefix(class.Provisioner, "kubernetes.io/") {
 		b.warn(claim, ReasonProvisioningFailed, "no volume plugin matched name: "+class.Provisioner)
 		return nil
 	}
@@ -84,21 +90,37 @@ func (b *Binder) freshPendingClaim(ctx context.Context, namespace, name string, 
 
 // provisionExternal hands the claim to an external provisioner, as
 // Kubernetes' provisionClaimOperationExternal: it annotates the claim with
-// the provisioner and records an ExternalProvisioning event.
+// the provisioner (the CSI driver of a migrated in-tree plugin) and records
+// an ExternalProvisioning event.
 func (b *Binder) provisionExternal(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass) error {
-	claim, err := b.setClaimProvisioner(ctx, claim, class.Provisioner)
+	logger := klog.FromContext(ctx)
+	provisioner := class.Provisioner
+	if b.cfg.CSIMigration.IsMigrationEnabledForPlugin(provisioner) {
+		driver, err := b.cfg.CSIMigration.GetCSINameFromInTreeName(provisioner)
+		if err != nil {
+			msg := fmt.Sprintf("error getting CSI name for In tree plugin %s: %v", provisioner, err)
+			logger.V(2).Info(msg)
+			b.warn(claim, ReasonProvisioningFailed, msg)
+			return err
+		}
+		provisioner = driver
+	}
+	out, err := b.setClaimProvisioner(ctx, claim, provisioner)
 	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Error saving claim", "PVC", klog.KObj(claim), "err", err)
+		logger.V(2).Info("Error saving claim", "PVC", klog.KObj(claim), "err", err)
+		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Error saving claim: %v", err))
 		return err
 	}
-	b.event(claim, v1.EventTypeNormal, ReasonExternalProvisioning, fmt.Sprintf(msgExternal, class.Provisioner))
+	b.event(out, v1.EventTypeNormal, ReasonExternalProvisioning, fmt.Sprintf(msgExternal, provisioner))
 	return nil
 }
 
-// setClaimProvisioner writes the provisioner annotations (GA and beta) on
-// the claim unless both are set to provisioner already.
+// setClaimProvisioner writes the provisioner annotations (GA and beta, and
+// the migrated-to annotation as the new value asks) on the claim unless the
+// GA annotation names provisioner already, as Kubernetes' setClaimProvisioner:
+// a claim that has the GA annotation is not written again for the beta one.
 func (b *Binder) setClaimProvisioner(ctx context.Context, claim *v1.PersistentVolumeClaim, provisioner string) (*v1.PersistentVolumeClaim, error) {
-	if claim.Annotations[volume.AnnStorageProvisioner] == provisioner && claim.Annotations[volume.AnnBetaStorageProvisioner] == provisioner {
+	if v, ok := claim.Annotations[volume.AnnStorageProvisioner]; ok && v == provisioner {
 		return claim, nil
 	}
 	clone := shallowClaim(claim)
@@ -106,8 +128,11 @@ func (b *Binder) setClaimProvisioner(ctx context.Context, claim *v1.PersistentVo
 	for k, v := range claim.Annotations {
 		clone.Annotations[k] = v
 	}
-	clone.Annotations[volume.AnnStorageProvisioner] = provisioner
 	clone.Annotations[volume.AnnBetaStorageProvisioner] = provisioner
+	clone.Annotations[volume.AnnStorageProvisioner] = provisioner
+	if ann, changed := migratedAnnotations(klog.FromContext(ctx), b.cfg.CSIMigration, clone.Annotations, true); changed {
+		clone.Annotations = ann
+	}
 	return b.writeClaim(ctx, clone)
 }
 
@@ -140,6 +165,9 @@ func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolu
 		return err
 	}
 
+	if err := b.checkMountOptions(claim, class, p); err != nil {
+		return err
+	}
 	var node *v1.Node
 	if nodeName, ok := claim.Annotations[volume.AnnSelectedNode]; ok {
 		if pc.Nodes == nil {
@@ -242,4 +270,16 @@ func (b *Binder) rescheduleProvisioning(ctx context.Context, claim *v1.Persisten
 	if _, err := b.writeClaim(ctx, clone); err != nil {
 		klog.FromContext(ctx).V(4).Info("Failed to delete the selected-node annotation", "PVC", klog.KObj(claim), "err", err)
 	}
+}
+
+// checkMountOptions refuses a class with mount options for a Provisioner
+// that does not support them (MountOptionsSupport), as Kubernetes does
+// before it provisions.
+func (b *Binder) checkMountOptions(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, p Provisioner) error {
+	m, ok := p.(MountOptionsSupport)
+	if !ok || m.SupportsMountOption() || len(class.MountOptions) == 0 {
+		return nil
+	}
+	b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Mount options are not supported by the provisioner but StorageClass %q has mount options %v", class.Name, class.MountOptions))
+	return fmt.Errorf("provisioner %q doesn't support mount options", class.Provisioner)
 }

@@ -25,6 +25,7 @@ func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolume
 	pv, err := completeVolume(pv, req)
 	var created *v1.PersistentVolume
 	if err == nil {
+		pv.Finalizers = b.provisionedFinalizers(pv, req.Class.Provisioner)
 		created, err = b.createProvisioned(ctx, pv, claim)
 	}
 	if err != nil {

@@ -30,7 +30,7 @@ func provEnv(t *testing.T, p Provisioner, objs ...runtime.Object) (*env, *Binder
 		provClass("gold", diskProvisioner, storagev1.VolumeBindingImmediate),
 		provClass("wffc", diskProvisioner, storagev1.VolumeBindingWaitForFirstConsumer),
 		provClass("external", "example.com/external", storagev1.VolumeBindingImmediate),
-		provClass("intree", "kubernetes.io/gce-pd", storagev1.VolumeBindingImmediate),
+		provClass("intree", "kubernetes.io/rbd", storagev1.VolumeBindingImmediate),
 	}, objs...)
 	e := newEnv(t, objs...)
 	b := e.newBinder(Config{Provisioning: &ProvisioningConfig{
@@ -275,7 +275,7 @@ func TestProvisionWithoutInternalProvisioner(t *testing.T) {
 		{name: "external provisioner", class: "external", wantEvent: ReasonExternalProvisioning,
 			wantText: "Waiting for a volume to be created either by the external provisioner 'example.com/external'", wantWrites: 1},
 		{name: "missing class", class: "none", wantEvent: ReasonProvisioningFailed, wantText: `storageclass.storage.k8s.io "none" not found`},
-		{name: "unregistered in-tree provisioner", class: "intree", wantEvent: ReasonProvisioningFailed, wantText: "no volume plugin matched name: kubernetes.io/gce-pd"},
+		{name: "unregistered in-tree provisioner", class: "intree", wantEvent: ReasonProvisioningFailed, wantText: "no volume plugin matched name: kubernetes.io/rbd"},
 		{name: "provisioning disabled", class: "external", disabled: true},
 	}
 	for _, tc := range tests {

@@ -3,7 +3,6 @@ package binder
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -115,9 +114,12 @@ func (b *Binder) isVolumeReleased(ctx context.Context, pv *v1.PersistentVolume) 
 }
 
 // deleteVolumeOperation deletes a released volume's storage with its
-// Deleter and then the volume, as Kubernetes' deleteVolumeOperation. A
-// Deleter failure makes the volume Failed (event VolumeFailedDelete) and is
-// returned, so the operation backs off.
+// Deleter, removes FinalizerPVController and deletes the volume, as
+// Kubernetes' deleteVolumeOperation, also when the volume is already being
+// deleted (its deletion waits for that finalizer). A Deleter failure makes
+// the volume Failed (event VolumeFailedDelete) and is returned, so the
+// operation backs off; so does a volume no Deleter and no external
+// provisioner can delete.
 func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Delete volume operation started", "volumeName", name)
@@ -125,18 +127,17 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 	if pv == nil {
 		return nil
 	}
-	if pv.DeletionTimestamp != nil {
-		logger.V(3).Info("Volume is already being deleted", "volumeName", name)
-		return nil
-	}
-	d, err := b.findDeleter(pv)
+	d, err := b.findDeleter(ctx, pv)
 	if err == nil && d == nil {
-		logger.V(3).Info("External deleter for volume requested, ignoring", "volumeName", name,
-			"provisioner", pv.Annotations[volume.AnnDynamicallyProvisioned])
+		logger.V(3).Info("External deleter for volume requested, ignoring", "volumeName", name)
 		return nil
 	}
 	if err == nil {
 		err = d.Delete(ctx, pv)
+	}
+	if err == nil {
+		logger.V(2).Info("Volume's storage deleted", "volumeName", name)
+		err = b.removeDeletionFinalizer(ctx, name)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -150,7 +151,6 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 		}
 		return err
 	}
-	logger.V(2).Info("Volume's storage deleted", "volumeName", name)
 	if err := b.api.DeleteVolume(ctx, name); err != nil && !apierrors.IsNotFound(err) {
 		// The next sync deletes it; the Deleter must then succeed on
 		// storage that is already gone.
@@ -161,28 +161,6 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 	return nil
 }
 
-// findDeleter returns the Deleter of pv: the one of the provisioner named by
-// its pv.kubernetes.io/provisioned-by annotation, or else the one of its
-// volume plugin. (nil, nil) means an external provisioner deletes it.
-func (b *Binder) findDeleter(pv *v1.PersistentVolume) (Deleter, error) {
-	deleters := b.cfg.Reclaim.Deleters
-	if name := pv.Annotations[volume.AnnDynamicallyProvisioned]; name != "" {
-		if d := deleters[name]; d != nil {
-			return d, nil
-		}
-		if !strings.HasPrefix(name, "kubernetes.io/") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("no volume plugin matched name: %s", name)
-	}
-	if name := VolumePluginName(pv); name != "" {
-		if d := deleters[name]; d != nil {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("error getting deleter volume plugin for volume %q: no deletable volume plugin matched", pv.Name)
-}
-
 var _ VolumeRecycler = (*recycler.Recycler)(nil)
 
 // errNoRecycler is the recycle failure when no VolumeRecycler is set.
@@ -191,14 +169,14 @@ var errNoRecycler = errors.New("binder: no recycler configured")
 // recycleVolumeOperation scrubs a released volume with the recycler and
 // makes it Available again, as Kubernetes' recycleVolumeOperation. A
 // failure makes the volume Failed (event VolumeFailedRecycle) and is
-// returned, so the operation backs off. Unlike Kubernetes it does not check
-// whether pods still use the volume's claim (the Binder has no pod lister):
-// the claim is gone, so new pods cannot start with it.
+// returned, so the operation backs off. While pods still use the volume's
+// deleted claim (Config.Pods), it only records a Normal VolumeFailedRecycle
+// event naming them; the next sync tries again.
 func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Recycle volume operation started", "volumeName", name)
 	pv := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
-	if pv == nil {
+	if pv == nil || b.recycleWaitsForPods(ctx, pv) {
 		return nil
 	}
 	err := errNoRecycler
@@ -239,4 +217,30 @@ func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid ty
 		return err
 	}
 	return nil
+}
+
+// recycleWaitsForPods reports whether pods that have not terminated still
+// use the released volume's claim, as Kubernetes' isVolumeUsed, and then
+// records a Normal VolumeFailedRecycle event naming them. A claim of that
+// name in the cache is another claim (the volume is released), whose pods
+// do not use this volume: the volume is recycled then. An error of
+// Config.Pods is logged and postpones the recycling too.
+func (b *Binder) recycleWaitsForPods(ctx context.Context, pv *v1.PersistentVolume) bool {
+	logger := klog.FromContext(ctx)
+	ref := pv.Spec.ClaimRef
+	pods, err := b.activePodsUsing(ref.Namespace, ref.Name, false)
+	if err != nil {
+		logger.V(3).Info("Can't recycle volume", "volumeName", pv.Name, "err", err)
+		return true
+	}
+	if len(pods) == 0 {
+		return false
+	}
+	if _, cached := b.store.claim(ref.Namespace + "/" + ref.Name); cached {
+		return false
+	}
+	msg := "Volume is used by pods: " + strings.Join(pods, ",")
+	logger.V(3).Info("Can't recycle volume", "volumeName", pv.Name, "msg", msg)
+	b.event(pv, v1.EventTypeNormal, ReasonVolumeFailedRecycle, msg)
+	return true
 }

@@ -69,8 +69,12 @@ func TestReclaimDelete(t *testing.T) {
 		wantWrites int64
 	}{{
 		name:     "deleter of the provisioner",
+		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("disk.example.com"), pvFinalizers(FinalizerPVController)),
+		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 3, // Released, finalizer removed, delete
+	}, {
+		name:     "provisioned volume without the finalizer (upgrade): added, then removed once deleted",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("disk.example.com")),
-		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 2,
+		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 4,
 	}, {
 		name:     "deleter of the volume source",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),
@@ -87,13 +91,13 @@ func TestReclaimDelete(t *testing.T) {
 		name:      "no deleter for the source: Failed",
 		pv:        releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),
 		wantPhase: v1.VolumeFailed, wantEvent: ReasonVolumeFailedDelete,
-		wantText:   `error getting deleter volume plugin for volume "pv1": no deletable volume plugin matched`,
+		wantText:   `error getting deleter volume plugin for volume "pv1": no volume plugin matched`,
 		wantWrites: 2,
 	}, {
 		name:      "unregistered kubernetes.io provisioner: Failed",
-		pv:        releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("kubernetes.io/gce-pd")),
+		pv:        releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("kubernetes.io/rbd"), pvFinalizers(FinalizerPVController)),
 		wantPhase: v1.VolumeFailed, wantEvent: ReasonVolumeFailedDelete,
-		wantText: "no volume plugin matched name: kubernetes.io/gce-pd", wantWrites: 2,
+		wantText: "no volume plugin matched name: kubernetes.io/rbd", wantWrites: 2,
 	}, {
 		name:     "plugin failure: Failed with its message",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),

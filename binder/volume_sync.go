@@ -18,6 +18,11 @@ func (b *Binder) syncVolume(ctx context.Context, pv *v1.PersistentVolume) error 
 	if v := logger.V(4); v.Enabled() {
 		v.Info("Synchronizing PersistentVolume", "volumeName", pv.Name, "phase", pv.Status.Phase)
 	}
+	pv, err := b.annealVolume(ctx, pv)
+	if err != nil {
+		// Nothing was written: the next sync tries again.
+		return err
+	}
 	held := b.holdAvailable(ctx, pv)
 	ref := pv.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
