@@ -66,7 +66,7 @@ func (b *Binder) deletionFinalizers(pv *v1.PersistentVolume) ([]string, bool) {
 	}
 	out, changed := pv.Finalizers, false
 	switch policy := pv.Spec.PersistentVolumeReclaimPolicy; {
-	case policy == v1.PersistentVolumeReclaimDelete && !has:
+	case policy == v1.PersistentVolumeReclaimDelete && !has && addsFinalizer(pv):
 		out, changed = append(slices.Clone(out), FinalizerPVController), true
 	case (policy == v1.PersistentVolumeReclaimRetain || policy == v1.PersistentVolumeReclaimRecycle) && has:
 		out, changed = withoutFinalizer(out, FinalizerPVController), true
@@ -75,6 +75,20 @@ func (b *Binder) deletionFinalizers(pv *v1.PersistentVolume) ([]string, bool) {
 		out, changed = withoutFinalizer(out, volume.PVDeletionProtectionFinalizer), true
 	}
 	return out, changed
+}
+
+// addsFinalizer reports whether FinalizerPVController may be added to pv:
+// not to a volume being deleted (the API server refuses new finalizers
+// then), and not to a Released or Failed one, whose deletion operation
+// removes the finalizer just before it deletes the object: Kubernetes adds
+// it there too, and a sync between those two writes puts it back, so that
+// the storage is deleted twice. Volumes are finalized while Available or
+// Bound, which is when a user's deletion must wait for the reclaim.
+func addsFinalizer(pv *v1.PersistentVolume) bool {
+	if pv.DeletionTimestamp != nil {
+		return false
+	}
+	return pv.Status.Phase != v1.VolumeReleased && pv.Status.Phase != v1.VolumeFailed
 }
 
 // withoutFinalizer returns a copy of finalizers without f, nil when empty.

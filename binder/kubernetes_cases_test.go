@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
@@ -668,5 +669,26 @@ func TestDeletedWhileBound(t *testing.T) {
 	}
 	if ev := e.events(); len(ev) != 0 {
 		t.Errorf("events = %v, want none", ev)
+	}
+}
+
+// TestNoFinalizerOnReleased: the finalizer is not added back to a Released
+// or Failed volume (its deletion removed it and is about to delete the
+// object) nor to a volume being deleted; it is added to a Bound one.
+func TestNoFinalizerOnReleased(t *testing.T) {
+	t.Parallel()
+	for _, phase := range []v1.PersistentVolumePhase{v1.VolumeReleased, v1.VolumeFailed, v1.VolumeBound, v1.VolumeAvailable} {
+		b := &Binder{cfg: Config{Reclaim: &ReclaimConfig{}, CSIMigration: TranslationLibMigration{}}}
+		pv := unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin), pvPhase(phase))
+		got, changed := b.deletionFinalizers(pv)
+		want := phase == v1.VolumeBound || phase == v1.VolumeAvailable
+		if changed != want || (want && !slices.Equal(got, []string{FinalizerPVController})) {
+			t.Errorf("%s volume: finalizers %v (changed %v), want added: %v", phase, got, changed, want)
+		}
+		deleting := pv.DeepCopy()
+		deleting.DeletionTimestamp = &metav1.Time{}
+		if _, changed := b.deletionFinalizers(deleting); changed {
+			t.Errorf("%s volume being deleted: finalizer added", phase)
+		}
 	}
 }
