@@ -55,24 +55,61 @@
 // (volume.kubernetes.io/selected-node); until then they get a
 // WaitForFirstConsumer event. A claim without class gets the default class
 // retroactively when no volume matches, as Kubernetes does; a claim with an
-// empty class and no matching volume gets a FailedBinding event.
-// CSI-migration annotations and the PV-protection finalizers of provisioned
-// volumes are not managed.
+// empty class and no matching volume gets a FailedBinding event. With
+// [Config.Pods] set (NewForClientset sets it from a trimmed pod informer
+// indexed by claim, see [TrimPod] and [AddPodClaimIndex]), such a claim's
+// event names the unscheduled pods that use it (WaitForPodScheduled).
 //
 // # Reclaim and provisioning
 //
 // A released volume's reclaim policy decides what happens to it. Retain
 // keeps it Released and untouched. With [Config.Reclaim] set, Delete runs
 // the [Deleter] registered for the volume's provisioner
-// (pv.kubernetes.io/provisioned-by) or volume plugin ([VolumePluginName]),
-// then deletes the volume; volumes of an external provisioner (a name
-// without a Deleter and without the "kubernetes.io/" prefix) are left to
-// it. Recycle scrubs the volume with a [VolumeRecycler] (a
-// *recycler.Recycler) and makes it Available again. Failures make the
-// volume Failed with the error's message and an event (VolumeFailedDelete,
-// VolumeFailedRecycle). Without Config.Reclaim, Delete and Recycle volumes
-// stay Released for another controller; an unknown policy makes the volume
-// Failed.
+// (pv.kubernetes.io/provisioned-by) or volume plugin ([VolumePluginName];
+// a [DeleterFactory] first makes a per-volume Deleter), removes the
+// kubernetes.io/pv-controller finalizer and deletes the volume, also when
+// the volume is already being deleted (a user deleted it while it was
+// bound: the finalizer held it until now). Volumes left to someone else
+// stay Released without error or event: those of an external provisioner
+// (a name without a Deleter and without the "kubernetes.io/" prefix),
+// statically provisioned CSI volumes without a Deleter of their driver
+// (the CSI external provisioner deletes them) and volumes migrated to CSI.
+// Only a volume that no Deleter and no external provisioner can delete
+// becomes Failed. Recycle scrubs the volume with a [VolumeRecycler] (a
+// *recycler.Recycler) and makes it Available again, unless pods that have
+// not terminated still use its deleted claim ([Config.Pods]): then a Normal
+// VolumeFailedRecycle event names them and the next sync tries again.
+// Failures make the volume Failed with the error's message and an event
+// (VolumeFailedDelete, VolumeFailedRecycle). Without Config.Reclaim, Delete
+// and Recycle volumes stay Released for another controller; an unknown
+// policy makes the volume Failed.
+//
+// # Finalizers and CSI migration
+//
+// Like Kubernetes' PV controller, the Binder keeps the finalizer
+// kubernetes.io/pv-controller ([FinalizerPVController]) on the dynamically
+// provisioned volumes whose storage it deletes, so that a volume object is
+// never removed before its storage: it puts it on the volumes it
+// provisions with the Delete policy, adds it at the volume sync to such
+// volumes that lack it (made by an older controller), removes it when the
+// policy becomes Retain or Recycle, and removes it right after the
+// storage is deleted. It also removes the external provisioner's finalizer
+// from those volumes (a CSI migration rolled back). "Whose storage it
+// deletes" is Kubernetes' in-tree test (a provisioner name starting with
+// "kubernetes.io/") extended to the names a Deleter or Provisioner is
+// registered under, and requires Config.Reclaim: without it the Binder
+// deletes nothing and adds no finalizer.
+//
+// [Config.CSIMigration] (by default k8s.io/csi-translation-lib's plugins,
+// all migrated as in Kubernetes v1.37) says which in-tree plugins moved to
+// a CSI driver. A claim of such a plugin's class is handed to the CSI
+// driver's external provisioner (the provisioner annotations name the
+// driver; event ExternalProvisioning), and claims and volumes whose
+// provisioner annotation names a migrated plugin get
+// pv.kubernetes.io/migrated-to (removed again when migration is turned off);
+// their volumes lose kubernetes.io/pv-controller and are left to the CSI
+// driver. A claim that already carries the GA provisioner annotation is
+// never written again just to add the beta one.
 //
 // With [Config.Provisioning] set, a claim of a StorageClass that no volume
 // matches is provisioned by the [Provisioner] registered under the class's
@@ -107,6 +144,85 @@
 // volume without capacity, a negative size, an unknown access mode, a label
 // selector that does not parse) get a Warning event naming the object and
 // the problem; the Binder keeps serving every other object.
+//
+// # Texts
+//
+// Every status message and event message the Binder emits, with
+// Kubernetes v1.37.2's beside it ("same" when equal; %q, %s and %v are
+// filled in as Kubernetes does). Messages made of an error are the
+// error's text, like Kubernetes'.
+//
+//	Reason (type) / status                  volbind text                                                  Kubernetes
+//	FailedBinding (Normal)                  no persistent volumes available for this claim and no        same
+//	                                        storage class is set
+//	FailedBinding (Warning)                 volume %q already bound to a different claim.                 same
+//	VolumeMismatch (Warning)                Cannot bind to requested volume %q: %s                        same
+//	VolumeMismatch (Warning, volume/claim)  Cannot bind PersistentVolume to requested                     same
+//	                                        PersistentVolumeClaim %q due to incompatible volumeMode. /
+//	                                        Cannot bind PersistentVolume %q to requested
+//	                                        PersistentVolumeClaim due to incompatible volumeMode.
+//	ClaimLost (Warning), claim Lost         Bound claim has lost reference to PersistentVolume. Data on  same
+//	                                        the volume is lost! / Bound claim has lost its
+//	                                        PersistentVolume. Data on the volume is lost!
+//	ClaimMisbound (Warning), claim Lost     Two claims are bound to the same volume, this one is bound   same
+//	                                        incorrectly
+//	WaitForFirstConsumer (Normal)           waiting for first consumer to be created before binding      same
+//	WaitForPodScheduled (Normal)            waiting for pod %s to be scheduled / waiting for pods %s to  same
+//	                                        be scheduled
+//	VolumeUnknownReclaimPolicy (Warning),   Volume has unrecognized PersistentVolumeReclaimPolicy         same
+//	volume Failed
+//	VolumeFailedDelete (Warning),           error getting deleter volume plugin for volume %q: no volume  same
+//	volume Failed                           plugin matched / no volume plugin matched name: %s /
+//	                                        failed to create deleter for volume %q: %v / the Deleter's
+//	                                        error / persistent volume controller can't update
+//	                                        finalizer: %v
+//	VolumeDelete (Normal)                   the Deleter's ErrDeletedVolumeInUse error                     same
+//	VolumeFailedRecycle (Warning),          No recycler plugin found for the volume! / Recycle failed: %s same
+//	volume Failed
+//	VolumeFailedRecycle (Normal)            Volume is used by pods: %s                                    same
+//	VolumeRecycled (Normal)                 Volume recycled                                               same
+//	ProvisioningFailed (Warning)            storageclass.storage.k8s.io %q not found / no volume plugin  same
+//	                                        matched name: %s / Mount options are not supported by the
+//	                                        provisioner but StorageClass %q has mount options %v /
+//	                                        Failed to get target node: %v / Failed to provision volume
+//	                                        with StorageClass %q: %v / Error creating provisioned PV
+//	                                        object for claim %s: %v. Deleting the volume. / error
+//	                                        getting CSI name for In tree plugin %s: %v / Error saving
+//	                                        claim: %v
+//	ProvisioningFailed (Warning)            volume %q already exists and is not bound to claim %s         none (1)
+//	ProvisioningCleanupFailed (Warning)     Error cleaning provisioned volume for claim %s: %v. Please   same
+//	                                        delete manually.
+//	ProvisioningSucceeded (Normal)          Successfully provisioned volume %s using %s                   same
+//	ExternalProvisioning (Normal)           Waiting for a volume to be created either by the external    same
+//	                                        provisioner '%s' or manually by the system administrator. If
+//	                                        volume creation is delayed, please verify that the
+//	                                        provisioner is running and correctly registered.
+//	InvalidVolume, InvalidClaim (Warning)   <kind> <key>: <problem>                                       none (2)
+//
+// Deliberate differences: (1) Kubernetes silently skips provisioning when
+// a volume named "pvc-<claim UID>" exists, whoever it is bound to; the
+// Binder reports a volume of that name bound elsewhere instead of leaving
+// the claim Pending without a word. (2) Kubernetes has no validation of
+// its own (the API server's is assumed); the Binder names the malformed
+// object instead of failing on it.
+//
+// # Not managed
+//
+// What the Binder leaves to other components, and why:
+//
+//   - the kubernetes.io/pv-protection and kubernetes.io/pvc-protection
+//     finalizers: kube-controller-manager's PV- and PVC-protection
+//     controllers own them, not its PV controller;
+//   - the RecyclerPod events ("Recycler pod: ...") that Kubernetes relays
+//     from its recycler pod: the recycler package returns the pod's
+//     outcome as an error, which becomes the VolumeFailedRecycle message;
+//   - Kubernetes' refusal of a claim with a data source by a non-CSI
+//     in-tree plugin ("plugin %q is not a CSI plugin. Only CSI plugin can
+//     provision a claim with a datasource"): a Provisioner gets the claim
+//     and decides whether it supports its dataSource;
+//   - Kubernetes' "Failed to create provisioner" step: a Provisioner has no
+//     separate creation step; its Provision error is reported as "Failed
+//     to provision volume with StorageClass ...".
 //
 // Events go to the configured record.EventRecorder, logs to the logger of
 // the context (klog.FromContext) with structured keys, and Prometheus

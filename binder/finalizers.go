@@ -138,7 +138,8 @@ func (b *Binder) annealVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1
 func (b *Binder) removeDeletionFinalizer(ctx context.Context, name string) error {
 	pv, err := b.api.GetVolume(ctx, name)
 	if err != nil {
-		return fmt.Errorf("read volume %s to remove finalizer %s: %w", name, FinalizerPVController, err)
+		klog.FromContext(ctx).V(3).Info("Error reading persistent volume", "volumeName", name, "err", err)
+		return err
 	}
 	if !slices.Contains(pv.Finalizers, FinalizerPVController) {
 		return nil

@@ -175,10 +175,15 @@ type ProvisioningConfig struct {
 // ReclaimConfig turns the Delete and Recycle reclaim policies on.
 type ReclaimConfig struct {
 	// Deleters delete the storage of released Delete volumes, by provisioner
-	// name or volume plugin name (see Deleter). A volume provisioned by a
+	// name or volume plugin name (see Deleter and DeleterFactory). Left
+	// Released, without error, for someone else: a volume provisioned by a
 	// provisioner that has no Deleter here and whose name does not start
-	// with "kubernetes.io/" is left to that (external) provisioner. Any
-	// other volume without a Deleter becomes Failed. Not modified.
+	// with "kubernetes.io/" (an external provisioner), a CSI volume whose
+	// driver has no Deleter here (the CSI external provisioner) and a
+	// volume migrated to CSI. Any other volume without a Deleter becomes
+	// Failed ("no volume plugin matched"). Volumes provisioned under these
+	// names (and under "kubernetes.io/" names) carry FinalizerPVController
+	// while they have the Delete policy. Not modified.
 	Deleters map[string]Deleter
 	// Recycler scrubs released Recycle volumes; nil makes them Failed
 	// ("No recycler plugin found for the volume!").
