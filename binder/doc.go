@@ -152,52 +152,52 @@
 // filled in as Kubernetes does). Messages made of an error are the
 // error's text, like Kubernetes'.
 //
-//	Reason (type) / status                  volbind text                                                  Kubernetes
-//	FailedBinding (Normal)                  no persistent volumes available for this claim and no        same
-//	                                        storage class is set
-//	FailedBinding (Warning)                 volume %q already bound to a different claim.                 same
-//	VolumeMismatch (Warning)                Cannot bind to requested volume %q: %s                        same
-//	VolumeMismatch (Warning, volume/claim)  Cannot bind PersistentVolume to requested                     same
-//	                                        PersistentVolumeClaim %q due to incompatible volumeMode. /
-//	                                        Cannot bind PersistentVolume %q to requested
-//	                                        PersistentVolumeClaim due to incompatible volumeMode.
-//	ClaimLost (Warning), claim Lost         Bound claim has lost reference to PersistentVolume. Data on  same
-//	                                        the volume is lost! / Bound claim has lost its
-//	                                        PersistentVolume. Data on the volume is lost!
-//	ClaimMisbound (Warning), claim Lost     Two claims are bound to the same volume, this one is bound   same
-//	                                        incorrectly
-//	WaitForFirstConsumer (Normal)           waiting for first consumer to be created before binding      same
-//	WaitForPodScheduled (Normal)            waiting for pod %s to be scheduled / waiting for pods %s to  same
-//	                                        be scheduled
-//	VolumeUnknownReclaimPolicy (Warning),   Volume has unrecognized PersistentVolumeReclaimPolicy         same
+//	Reason (type) / status                  Kubernetes volbind text
+//	FailedBinding (Normal)                  same       no persistent volumes available for this claim and no
+//	                                                   storage class is set
+//	FailedBinding (Warning)                 same       volume %q already bound to a different claim.
+//	VolumeMismatch (Warning)                same       Cannot bind to requested volume %q: %s
+//	VolumeMismatch (Warning, volume/claim)  same       Cannot bind PersistentVolume to requested
+//	                                                   PersistentVolumeClaim %q due to incompatible volumeMode. /
+//	                                                   Cannot bind PersistentVolume %q to requested
+//	                                                   PersistentVolumeClaim due to incompatible volumeMode.
+//	ClaimLost (Warning), claim Lost         same       Bound claim has lost reference to PersistentVolume. Data on
+//	                                                   the volume is lost! / Bound claim has lost its
+//	                                                   PersistentVolume. Data on the volume is lost!
+//	ClaimMisbound (Warning), claim Lost     same       Two claims are bound to the same volume, this one is bound
+//	                                                   incorrectly
+//	WaitForFirstConsumer (Normal)           same       waiting for first consumer to be created before binding
+//	WaitForPodScheduled (Normal)            same       waiting for pod %s to be scheduled / waiting for pods %s to
+//	                                                   be scheduled
+//	VolumeUnknownReclaimPolicy (Warning),   same       Volume has unrecognized PersistentVolumeReclaimPolicy
 //	volume Failed
-//	VolumeFailedDelete (Warning),           error getting deleter volume plugin for volume %q: no volume  same
-//	volume Failed                           plugin matched / no volume plugin matched name: %s /
-//	                                        failed to create deleter for volume %q: %v / the Deleter's
-//	                                        error / persistent volume controller can't update
-//	                                        finalizer: %v
-//	VolumeDelete (Normal)                   the Deleter's ErrDeletedVolumeInUse error                     same
-//	VolumeFailedRecycle (Warning),          No recycler plugin found for the volume! / Recycle failed: %s same
+//	VolumeFailedDelete (Warning),           same       error getting deleter volume plugin for volume %q: no volume
+//	volume Failed                                      plugin matched / no volume plugin matched name: %s /
+//	                                                   failed to create deleter for volume %q: %v / the Deleter's
+//	                                                   error / persistent volume controller can't update
+//	                                                   finalizer: %v
+//	VolumeDelete (Normal)                   same       the Deleter's ErrDeletedVolumeInUse error
+//	VolumeFailedRecycle (Warning),                     No recycler plugin found for the volume! / Recycle failed: %s same
 //	volume Failed
-//	VolumeFailedRecycle (Normal)            Volume is used by pods: %s                                    same
-//	VolumeRecycled (Normal)                 Volume recycled                                               same
-//	ProvisioningFailed (Warning)            storageclass.storage.k8s.io %q not found / no volume plugin  same
-//	                                        matched name: %s / Mount options are not supported by the
-//	                                        provisioner but StorageClass %q has mount options %v /
-//	                                        Failed to get target node: %v / Failed to provision volume
-//	                                        with StorageClass %q: %v / Error creating provisioned PV
-//	                                        object for claim %s: %v. Deleting the volume. / error
-//	                                        getting CSI name for In tree plugin %s: %v / Error saving
-//	                                        claim: %v
-//	ProvisioningFailed (Warning)            volume %q already exists and is not bound to claim %s         none (1)
-//	ProvisioningCleanupFailed (Warning)     Error cleaning provisioned volume for claim %s: %v. Please   same
-//	                                        delete manually.
-//	ProvisioningSucceeded (Normal)          Successfully provisioned volume %s using %s                   same
-//	ExternalProvisioning (Normal)           Waiting for a volume to be created either by the external    same
-//	                                        provisioner '%s' or manually by the system administrator. If
-//	                                        volume creation is delayed, please verify that the
-//	                                        provisioner is running and correctly registered.
-//	InvalidVolume, InvalidClaim (Warning)   <kind> <key>: <problem>                                       none (2)
+//	VolumeFailedRecycle (Normal)            same       Volume is used by pods: %s
+//	VolumeRecycled (Normal)                 same       Volume recycled
+//	ProvisioningFailed (Warning)            same       storageclass.storage.k8s.io %q not found / no volume plugin
+//	                                                   matched name: %s / Mount options are not supported by the
+//	                                                   provisioner but StorageClass %q has mount options %v /
+//	                                                   Failed to get target node: %v / Failed to provision volume
+//	                                                   with StorageClass %q: %v / Error creating provisioned PV
+//	                                                   object for claim %s: %v. Deleting the volume. / error
+//	                                                   getting CSI name for In tree plugin %s: %v / Error saving
+//	                                                   claim: %v
+//	ProvisioningFailed (Warning)            none (1)   volume %q already exists and is not bound to claim %s
+//	ProvisioningCleanupFailed (Warning)     same       Error cleaning provisioned volume for claim %s: %v. Please
+//	                                                   delete manually.
+//	ProvisioningSucceeded (Normal)          same       Successfully provisioned volume %s using %s
+//	ExternalProvisioning (Normal)           same       Waiting for a volume to be created either by the external
+//	                                                   provisioner '%s' or manually by the system administrator. If
+//	                                                   volume creation is delayed, please verify that the
+//	                                                   provisioner is running and correctly registered.
+//	InvalidVolume, InvalidClaim (Warning)   none (2)   <kind> <key>: <problem>
 //
 // Deliberate differences: (1) Kubernetes silently skips provisioning when
 // a volume named "pvc-<claim UID>" exists, whoever it is bound to; the
