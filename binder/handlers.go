@@ -61,10 +61,15 @@ func (b *Binder) volumeChanged(obj any) {
 		klog.Background().V(2).Info("Ignoring volume event", "volumeName", pv.Name, "err", err)
 		return
 	}
-	if stored {
-		wk := workKey{volume: true, key: pv.Name}
+	wk := workKey{volume: true, key: pv.Name}
+	switch {
+	case stored:
 		b.track(wk)
 		b.enqueue(wk)
+	case sameVersion(b.store.volumes.Get(pv.Name))(pv.ResourceVersion):
+		// The Binder's own write cached this version first (and queued
+		// the object if it was new): the event only confirms it.
+		b.track(wk)
 	}
 }
 
@@ -99,10 +104,13 @@ func (b *Binder) claimChanged(obj any) {
 		klog.Background().V(2).Info("Ignoring claim event", "PVC", klog.KObj(pvc), "err", err)
 		return
 	}
-	if stored {
-		wk := workKey{key: claimKeyOf(pvc)}
+	wk := workKey{key: claimKeyOf(pvc)}
+	switch {
+	case stored:
 		b.track(wk)
 		b.enqueue(wk)
+	case sameVersion(b.store.claims.Get(wk.key))(pvc.ResourceVersion):
+		b.track(wk)
 	}
 }
 
@@ -154,6 +162,12 @@ func (b *Binder) enqueueUnboundClaims() {
 			b.enqueueClaim(claimKeyOf(pvc))
 		}
 	}
+}
+
+// sameVersion returns a test of whether a resourceVersion is the cached
+// object's; the test is false when nothing is cached.
+func sameVersion[T interface{ GetResourceVersion() string }](cached T, ok bool) func(string) bool {
+	return func(rv string) bool { return ok && cached.GetResourceVersion() == rv }
 }
 
 // claimKeyOf returns "namespace/name".

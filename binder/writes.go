@@ -71,14 +71,37 @@ func (b *Binder) writeFailed(resource string, err error) {
 	}
 }
 
+// keepVolume caches a volume the Binder wrote or read. A volume new to the
+// cache (its own create's answer, a read of an object no event has
+// delivered yet) is tracked and queued like one from an event, so that it
+// is synced once even when its informer Add, carrying the same
+// resourceVersion, is then dropped as not newer.
 func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
-	if _, err := b.store.storeVolume(pv); err != nil {
+	_, known := b.store.volume(pv.Name)
+	stored, err := b.store.storeVolume(pv)
+	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if stored && !known {
+		wk := workKey{volume: true, key: pv.Name}
+		b.track(wk)
+		b.enqueue(wk)
 	}
 }
 
+// keepClaim is keepVolume for claims.
 func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
-	if _, err := b.store.storeClaim(pvc); err != nil {
+	key := claimKeyOf(pvc)
+	_, known := b.store.claim(key)
+	stored, err := b.store.storeClaim(pvc)
+	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written claim", "PVC", klog.KObj(pvc), "err", err)
+		return
+	}
+	if stored && !known {
+		wk := workKey{key: key}
+		b.track(wk)
+		b.enqueue(wk)
 	}
 }
