@@ -88,6 +88,9 @@ func New(api API, cfg Config) (*Binder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Fence != nil {
+		api = &fencedAPI{API: api, fence: cfg.Fence}
+	}
 	var h *holds
 	if cfg.AvailableDelay > 0 {
 		h = newHolds()

@@ -238,6 +238,9 @@ func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.Storage
 				return errors.Join(err, werr)
 			}
 		}
+		if err = b.fenced(ctx); err != nil {
+			return err
+		}
 		if err = d.Delete(ctx, pv); err == nil {
 			return nil
 		}

@@ -24,7 +24,7 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolume(ctx, pv)
 	if err != nil {
-		b.writeFailed(resourceVolumes, err)
+		b.volumeWriteFailed(ctx, pv.Name, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update")
@@ -35,7 +35,7 @@ func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
 	if err != nil {
-		b.writeFailed(resourceVolumes, err)
+		b.volumeWriteFailed(ctx, pv.Name, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update_status")
@@ -46,7 +46,7 @@ func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume)
 func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	out, err := b.api.UpdateClaim(ctx, pvc)
 	if err != nil {
-		b.writeFailed(resourceClaims, err)
+		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update")
@@ -57,7 +57,7 @@ func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) 
 func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	out, err := b.api.UpdateClaimStatus(ctx, pvc)
 	if err != nil {
-		b.writeFailed(resourceClaims, err)
+		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update_status")
@@ -65,10 +65,35 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 	return out, nil
 }
 
-func (b *Binder) writeFailed(resource string, err error) {
-	if isConflict(err) {
-		b.metrics.conflict(resource)
+// volumeWriteFailed counts a conflict and then reads the volume once, so
+// that the next attempt starts from the server's version rather than
+// resending the stale cached one (while watches are down, a stale write
+// would otherwise conflict at every retry). A failed read is only logged.
+func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) {
+	if !isConflict(err) {
+		return
 	}
+	b.metrics.conflict(resourceVolumes)
+	fresh, rerr := b.api.GetVolume(ctx, name)
+	if rerr != nil {
+		klog.FromContext(ctx).V(4).Info("Cannot re-read volume after a conflict", "volumeName", name, "err", rerr)
+		return
+	}
+	b.keepVolume(ctx, fresh)
+}
+
+// claimWriteFailed is volumeWriteFailed for claims.
+func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeClaim, err error) {
+	if !isConflict(err) {
+		return
+	}
+	b.metrics.conflict(resourceClaims)
+	fresh, rerr := b.api.GetClaim(ctx, pvc.Namespace, pvc.Name)
+	if rerr != nil {
+		klog.FromContext(ctx).V(4).Info("Cannot re-read claim after a conflict", "PVC", klog.KObj(pvc), "err", rerr)
+		return
+	}
+	b.keepClaim(ctx, fresh)
 }
 
 // keepVolume caches a volume the Binder wrote or read. A volume new to the
