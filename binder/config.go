@@ -90,8 +90,8 @@ type Config struct {
 	// claim for it. Zero (the default) is Kubernetes' behaviour: every new
 	// volume is marked Available at its first sync and only Available
 	// volumes are bound to claims that do not name them. A volume held back
-	// is queued again for later; WaitForQuiescence does not wait for that,
-	// and SyncVolume of a held volume returns nil without a write. Negative
+	// is queued again for later; WaitForQuiescence does not wait for that
+	// (see its doc), and SyncVolume of a held volume returns nil without a write. Negative
 	// values are an error.
 	AvailableDelay time.Duration
 
