@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/binder/bindertest"
 )
 
 // TestFenceRefuses: a Binder whose Fence refuses writes nothing and calls
@@ -102,3 +104,18 @@ func TestOperationMark(t *testing.T) {
 type deleterFunc func(ctx context.Context, pv *v1.PersistentVolume) error
 
 func (f deleterFunc) Delete(ctx context.Context, pv *v1.PersistentVolume) error { return f(ctx, pv) }
+
+// TestOperationMarkConflict: the mark's write conflicts once; the mark is
+// written on the version read after the conflict and the volume is
+// deleted by the same operation, without waiting for a backoff.
+func TestOperationMarkConflict(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath, pvPhase(v1.VolumeReleased)))
+	p := newPlugin()
+	b := e.newBinder(Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}})
+	e.srv.InjectFault(bindertest.Fault{Verb: bindertest.VerbUpdate, Kind: bindertest.KindVolume, Conflict: true, Times: 1})
+	e.syncVolumeAndWait(b, "pv1")
+	if got := p.callList(); len(got) != 1 || e.exists("pv1") {
+		t.Errorf("after one sync: calls = %v, volume exists = %v; want one call and the volume deleted", got, e.exists("pv1"))
+	}
+}

@@ -37,9 +37,39 @@ type operationMark struct {
 // this Binder's mark for op already). It returns (nil, nil)
 // when another owner's fresh mark is on pv: that instance runs the
 // operation, and a sync after the mark has expired looks again. A
-// Conflict means pv changed meanwhile; the operation fails and its retry
-// reads the volume again.
+// Conflict means pv changed meanwhile: the version read after the
+// conflict is marked instead, if it is still the same release (a few
+// attempts); otherwise the operation fails and its retry reads again.
 func (b *Binder) markOperation(ctx context.Context, pv *v1.PersistentVolume, op string) (*v1.PersistentVolume, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := b.markOnce(ctx, pv, op)
+		if !isConflict(err) || attempt == markAttempts-1 {
+			return out, err
+		}
+		// The conflict has refreshed the cache: mark that version if it
+		// is still the same release of the same volume.
+		fresh, ok := b.store.volume(pv.Name)
+		if !ok || !sameRelease(fresh, pv) {
+			return nil, err
+		}
+		pv = fresh
+	}
+}
+
+// markAttempts bounds markOperation's attempts after conflicts.
+const markAttempts = 3
+
+// sameRelease reports whether a and b are the same volume released by the
+// same claim under the same reclaim policy.
+func sameRelease(a, b *v1.PersistentVolume) bool {
+	ra, rb := a.Spec.ClaimRef, b.Spec.ClaimRef
+	return a.UID == b.UID && a.Spec.PersistentVolumeReclaimPolicy == b.Spec.PersistentVolumeReclaimPolicy &&
+		ra != nil && rb != nil && ra.UID == rb.UID && a.DeletionTimestamp == nil &&
+		(a.Status.Phase == v1.VolumeReleased || a.Status.Phase == v1.VolumeFailed)
+}
+
+// markOnce is one attempt of markOperation.
+func (b *Binder) markOnce(ctx context.Context, pv *v1.PersistentVolume, op string) (*v1.PersistentVolume, error) {
 	logger := klog.FromContext(ctx)
 	now := b.cfg.Clock.Now()
 	if raw, ok := pv.Annotations[AnnOperation]; ok {
