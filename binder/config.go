@@ -108,7 +108,9 @@ type Config struct {
 	// OperationMarkTTL is how long another Binder's AnnOperation mark keeps
 	// this one from deleting or recycling the volume (after a crash of the
 	// other, the volume is reclaimed once the mark is older). Zero means
-	// DefaultOperationMarkTTL; negative values are an error.
+	// DefaultOperationMarkTTL. A negative value turns the marks off: one
+	// write less per deletion or recycling, as in Kubernetes, which relies
+	// on leader election alone.
 	OperationMarkTTL time.Duration
 }
 
@@ -125,9 +127,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.AvailableDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative AvailableDelay %v: %w", cfg.AvailableDelay, ErrInvalidConfig)
-	}
-	if cfg.OperationMarkTTL < 0 {
-		return cfg, fmt.Errorf("binder: negative OperationMarkTTL %v: %w", cfg.OperationMarkTTL, ErrInvalidConfig)
 	}
 	if cfg.OperationMarkTTL == 0 {
 		cfg.OperationMarkTTL = DefaultOperationMarkTTL

@@ -119,3 +119,20 @@ func TestOperationMarkConflict(t *testing.T) {
 		t.Errorf("after one sync: calls = %v, volume exists = %v; want one call and the volume deleted", got, e.exists("pv1"))
 	}
 }
+
+// TestOperationMarkOff: a negative OperationMarkTTL writes no mark: a
+// deletion costs Kubernetes' writes only.
+func TestOperationMarkOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath, pvPhase(v1.VolumeReleased)))
+	p := newPlugin()
+	b := e.newBinder(Config{OperationMarkTTL: -1, Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}})
+	e.srv.ResetStats()
+	e.syncVolumeAndWait(b, "pv1")
+	if got := p.callList(); len(got) != 1 || e.exists("pv1") {
+		t.Errorf("calls = %v, volume exists = %v; want one call and the volume deleted", got, e.exists("pv1"))
+	}
+	if got := e.writes(); got != 1 {
+		t.Errorf("writes = %d (%v), want 1 (the delete)", got, e.srv.Stats().Writes)
+	}
+}

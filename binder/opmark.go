@@ -19,7 +19,8 @@ import (
 // operation: two instances that overlap (a leader-election handover) never
 // delete or scrub one volume at the same time. Deletion removes the mark
 // with the volume; a recycled volume loses it when it is made Available.
-// Kubernetes has no such mark: it relies on leader election alone.
+// Kubernetes has no such mark: it relies on leader election alone; a
+// negative Config.OperationMarkTTL turns the mark off.
 const AnnOperation = "volbind.io/operation"
 
 // DefaultOperationMarkTTL is the default Config.OperationMarkTTL.
@@ -34,13 +35,16 @@ type operationMark struct {
 
 // markOperation writes this Binder's mark for op on pv, conditional on pv's
 // resourceVersion, and returns the marked volume (pv itself when it bears
-// this Binder's mark for op already). It returns (nil, nil)
+// this Binder's mark for op already, or when marks are off). It returns (nil, nil)
 // when another owner's fresh mark is on pv: that instance runs the
 // operation, and a sync after the mark has expired looks again. A
 // Conflict means pv changed meanwhile: the version read after the
 // conflict is marked instead, if it is still the same release (a few
 // attempts); otherwise the operation fails and its retry reads again.
 func (b *Binder) markOperation(ctx context.Context, pv *v1.PersistentVolume, op string) (*v1.PersistentVolume, error) {
+	if b.cfg.OperationMarkTTL < 0 {
+		return pv, nil
+	}
 	for attempt := 0; ; attempt++ {
 		out, err := b.markOnce(ctx, pv, op)
 		if !isConflict(err) || attempt == markAttempts-1 {
