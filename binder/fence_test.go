@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -134,5 +135,40 @@ func TestOperationMarkOff(t *testing.T) {
 	}
 	if got := e.writes(); got != 1 {
 		t.Errorf("writes = %d (%v), want 1 (the delete)", got, e.srv.Stats().Writes)
+	}
+}
+
+// TestFenceBeforePluginCall: the Fence is consulted right before the
+// plugin call itself, not only before the writes that precede it: a Fence
+// that allows the first write (the claim's provisioner annotation, the
+// volume's operation mark) and then refuses keeps Provision and Delete
+// from running.
+func TestFenceBeforePluginCall(t *testing.T) {
+	t.Parallel()
+	p := newPlugin()
+	e := newEnv(t, provClass("gold", diskProvisioner, storagev1.VolumeBindingImmediate), goldClaim("claim1", "1Gi"),
+		releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(diskProvisioner), pvPhase(v1.VolumeReleased)))
+	var calls atomic.Int32
+	fence := FenceFunc(func(context.Context) error {
+		if calls.Add(1) > 1 {
+			return errors.New("lease lost")
+		}
+		return nil
+	})
+	b := e.newBinder(Config{Fence: fence,
+		Provisioning: &ProvisioningConfig{Provisioners: map[string]Provisioner{diskProvisioner: p}},
+		Reclaim:      &ReclaimConfig{Deleters: map[string]Deleter{diskProvisioner: p}},
+	})
+	e.syncClaimAndWait(b, "claim1")
+	if got := e.claim("claim1").Annotations[volume.AnnStorageProvisioner]; got != diskProvisioner {
+		t.Errorf("claim provisioner annotation = %q, want the allowed write %q", got, diskProvisioner)
+	}
+	calls.Store(0)
+	e.syncVolumeAndWait(b, "pv1")
+	if got := e.volume("pv1").Annotations[AnnOperation]; got == "" {
+		t.Errorf("volume has no operation mark, want the allowed write")
+	}
+	if got := p.callList(); len(got) != 0 {
+		t.Errorf("plugin calls = %v, want none (fenced right before the call)", got)
 	}
 }
