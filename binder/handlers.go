@@ -66,10 +66,12 @@ func (b *Binder) volumeChanged(obj any) {
 	case stored:
 		b.track(wk)
 		b.enqueue(wk)
-	case sameVersion(b.store.volumes.Get(pv.Name))(pv.ResourceVersion):
-		// The Binder's own write cached this version first (and queued
-		// the object if it was new): the event only confirms it.
-		b.track(wk)
+	default:
+		if cached, ok := b.store.volume(pv.Name); ok && cached.ResourceVersion == pv.ResourceVersion {
+			// The Binder's own write cached this version first (and
+			// queued the object if it was new): the event confirms it.
+			b.track(wk)
+		}
 	}
 }
 
@@ -109,8 +111,10 @@ func (b *Binder) claimChanged(obj any) {
 	case stored:
 		b.track(wk)
 		b.enqueue(wk)
-	case sameVersion(b.store.claims.Get(wk.key))(pvc.ResourceVersion):
-		b.track(wk)
+	default:
+		if cached, ok := b.store.claim(wk.key); ok && cached.ResourceVersion == pvc.ResourceVersion {
+			b.track(wk)
+		}
 	}
 }
 
@@ -162,12 +166,6 @@ func (b *Binder) enqueueUnboundClaims() {
 			b.enqueueClaim(claimKeyOf(pvc))
 		}
 	}
-}
-
-// sameVersion returns a test of whether a resourceVersion is the cached
-// object's; the test is false when nothing is cached.
-func sameVersion[T interface{ GetResourceVersion() string }](cached T, ok bool) func(string) bool {
-	return func(rv string) bool { return ok && cached.GetResourceVersion() == rv }
 }
 
 // claimKeyOf returns "namespace/name".
