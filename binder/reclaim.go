@@ -148,7 +148,7 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
 			return err
 		}
 		logger.V(3).Info("Deletion of volume failed", "volumeName", name, "err", err)
@@ -222,7 +222,7 @@ func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid ty
 		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
 			return err
 		}
 		msg := "Recycle failed: " + err.Error()
