@@ -285,6 +285,7 @@ func (b *Binder) unbindVolume(ctx context.Context, pv *v1.PersistentVolume) erro
 	klog.FromContext(ctx).V(4).Info("Updating PersistentVolume: rolling back binding from claim",
 		"PVC", klog.KRef(pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name), "volumeName", pv.Name)
 	clone := pv.DeepCopy()
+	delete(clone.Annotations, AnnOperation) // a recycled volume's
 	if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
 		clone.Spec.ClaimRef = nil
 		delete(clone.Annotations, volume.AnnBoundByController)

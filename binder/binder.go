@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -87,6 +88,9 @@ func New(api API, cfg Config) (*Binder, error) {
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Fence != nil {
+		api = &fencedAPI{API: api, fence: cfg.Fence}
 	}
 	var h *holds
 	if cfg.AvailableDelay > 0 {
@@ -245,13 +249,30 @@ func (b *Binder) wakeLocked() {
 	b.waiters = nil
 }
 
+// resyncPoll is how often WaitForQuiescence looks again while a resync is
+// due but its goroutine has not queued the keys yet (a few microseconds
+// on an idle machine, longer under load).
+const resyncPoll = time.Millisecond
+
 // WaitForQuiescence blocks until Run has started (its informers synced and
-// every known object queued) and then until no sync is queued, waiting for
-// a retry or running and no operation (provisioning, deletion, recycling)
-// is running. It returns nil then, or ctx's error when ctx is done first.
-// Resyncs scheduled for later and operations backing off do not count as
-// work. After Run has returned, only direct SyncClaim and SyncVolume calls
-// are waited for.
+// every known object queued) and then until nothing is left to do now:
+//   - no sync is queued or running, including the syncs caused by the
+//     writes of other syncs;
+//   - no failed sync waits for its rate-limited retry (RetryBaseDelay,
+//     RetryMaxDelay): retries in backoff are waited for;
+//   - no resync is due: a resync whose time (on Config.Clock) has come has
+//     queued its keys and they are synced (a test that steps a fake clock
+//     past the resync period and then calls WaitForQuiescence sees the
+//     resync's effects);
+//   - no operation (provisioning, deletion, recycling) is running.
+//
+// It does not wait for what is due only later: resyncs scheduled after
+// now, volumes whose Available write AvailableDelay holds back (they are
+// queued again when the hold ends), and operations backing off after a
+// failure (a later sync or resync restarts them). Step the clock past
+// those and call it again to wait for them. It returns nil when quiescent,
+// or ctx's error when ctx is done first. After Run has returned, only
+// direct SyncClaim and SyncVolume calls are waited for.
 func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 	select {
 	case <-b.ready:
@@ -267,6 +288,12 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 			// another one but a sync, which would be counted.
 			if err := b.ops.Wait(ctx); err != nil {
 				return err
+			}
+			if rs := b.running.Load(); rs != nil && rs.resyncDue(b.cfg.Clock.Now()) {
+				if err := sleepReal(ctx, resyncPoll); err != nil {
+					return err
+				}
+				continue
 			}
 			b.mu.Lock()
 			idle := b.idleLocked()
@@ -284,6 +311,19 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// sleepReal waits d of real time (not Config.Clock's: it waits for a
+// goroutine to run, not for time to pass), or until ctx is done.
+func sleepReal(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -2,9 +2,11 @@ package binder
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -88,8 +90,8 @@ type Config struct {
 	// claim for it. Zero (the default) is Kubernetes' behaviour: every new
 	// volume is marked Available at its first sync and only Available
 	// volumes are bound to claims that do not name them. A volume held back
-	// is queued again for later; WaitForQuiescence does not wait for that,
-	// and SyncVolume of a held volume returns nil without a write. Negative
+	// is queued again for later; WaitForQuiescence does not wait for that
+	// (see its doc), and SyncVolume of a held volume returns nil without a write. Negative
 	// values are an error.
 	AvailableDelay time.Duration
 
@@ -107,6 +109,23 @@ type Config struct {
 	// no pod is known (neither check is made); NewForClientset sets it
 	// from a pod informer.
 	Pods ClaimPods
+	// Fence, when set, is consulted right before every Provision, Delete
+	// and Recycle call and every API write; a refusal fails the call with
+	// an error wrapping ErrFenced (the sync or operation is retried). Nil
+	// means always allowed. See Fence.
+	Fence Fence
+	// Identity names this Binder in the AnnOperation marks it writes on
+	// volumes before deleting or recycling them; give each replica its own
+	// (a leader-election identity). Empty means the host name followed by
+	// a random UUID.
+	Identity string
+	// OperationMarkTTL is how long another Binder's AnnOperation mark keeps
+	// this one from deleting or recycling the volume (after a crash of the
+	// other, the volume is reclaimed once the mark is older). Zero means
+	// DefaultOperationMarkTTL. A negative value turns the marks off: one
+	// write less per deletion or recycling, as in Kubernetes, which relies
+	// on leader election alone.
+	OperationMarkTTL time.Duration
 }
 
 // withDefaults checks cfg and fills in the defaults.
@@ -122,6 +141,13 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.AvailableDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative AvailableDelay %v: %w", cfg.AvailableDelay, ErrInvalidConfig)
+	}
+	if cfg.OperationMarkTTL == 0 {
+		cfg.OperationMarkTTL = DefaultOperationMarkTTL
+	}
+	if cfg.Identity == "" {
+		host, _ := os.Hostname()
+		cfg.Identity = host + "_" + string(uuid.NewUUID())
 	}
 	if cfg.OperationInitialDelay < 0 || cfg.OperationMaxDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative operation backoff (initial %v, max %v): %w", cfg.OperationInitialDelay, cfg.OperationMaxDelay, ErrInvalidConfig)

@@ -134,13 +134,29 @@
 // recycler pod left running is adopted. Run cancels the running operations
 // when it returns and waits for them.
 //
+// Storage is deleted only when the Binder knows that no volume object
+// refers to it: AlreadyExists on a provisioned volume's create is a
+// success (the object of an earlier attempt whose answer was lost), and
+// when neither the create nor a read tells whether the object exists, the
+// storage is kept and provisioning is retried under the same name. Two
+// Binders that overlap (a leader-election handover) do not delete or
+// recycle one volume twice: right before the Deleter or the recycler runs,
+// the volume gets an [AnnOperation] mark (owner [Config.Identity], start
+// time) by a resourceVersion-checked update, and a fresh mark of another
+// owner makes the other Binder skip it. [Config.Fence] (a leader-elected
+// controller's Lease) is consulted right before every write and every
+// Provision, Delete and Recycle call.
+//
 // # Caches and writes
 //
 // The Binder keeps the latest version of every object it has seen, from
 // events and from the API server's answers to its own writes (a
 // cache.Latest), so that the events of its own writes (spec first, then
-// status) find nothing left to do. A failed write leaves the caches as
-// they were. Objects that cannot be bound because they are malformed (a
+// status) find nothing left to do. An object learned from a write or a
+// read rather than an event (a provisioned volume's create) is tracked and
+// queued like one from an event. A failed write leaves the caches as they
+// were; after a Conflict the object is read again, so that the retry does
+// not resend a stale version. Objects that cannot be bound because they are malformed (a
 // volume without capacity, a negative size, an unknown access mode, a label
 // selector that does not parse) get a Warning event naming the object and
 // the problem; the Binder keeps serving every other object.

@@ -61,10 +61,17 @@ func (b *Binder) volumeChanged(obj any) {
 		klog.Background().V(2).Info("Ignoring volume event", "volumeName", pv.Name, "err", err)
 		return
 	}
-	if stored {
-		wk := workKey{volume: true, key: pv.Name}
+	wk := workKey{volume: true, key: pv.Name}
+	switch {
+	case stored:
 		b.track(wk)
 		b.enqueue(wk)
+	default:
+		if cached, ok := b.store.volume(pv.Name); ok && cached.ResourceVersion == pv.ResourceVersion {
+			// The Binder's own write cached this version first (and
+			// queued the object if it was new): the event confirms it.
+			b.track(wk)
+		}
 	}
 }
 
@@ -99,10 +106,15 @@ func (b *Binder) claimChanged(obj any) {
 		klog.Background().V(2).Info("Ignoring claim event", "PVC", klog.KObj(pvc), "err", err)
 		return
 	}
-	if stored {
-		wk := workKey{key: claimKeyOf(pvc)}
+	wk := workKey{key: claimKeyOf(pvc)}
+	switch {
+	case stored:
 		b.track(wk)
 		b.enqueue(wk)
+	default:
+		if cached, ok := b.store.claim(wk.key); ok && cached.ResourceVersion == pvc.ResourceVersion {
+			b.track(wk)
+		}
 	}
 }
 

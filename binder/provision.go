@@ -184,6 +184,9 @@ func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolu
 	req, err := b.provisionRequest(ctx, claim, class, p, node, pvName)
 	if err == nil {
 		var pv *v1.PersistentVolume
+		if err = b.fenced(ctx); err != nil {
+			return err
+		}
 		pv, err = p.Provision(ctx, req)
 		if err == nil && pv == nil {
 			err = errors.New("provisioner returned no volume")

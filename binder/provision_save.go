@@ -16,34 +16,45 @@ import (
 )
 
 // saveProvisioned creates the object of a volume the Provisioner created,
-// pre-bound to the claim; the claim's next sync binds them. When the object
-// cannot be created, the storage is deleted again (or a
-// ProvisioningCleanupFailed event asks for it to be deleted by hand).
+// pre-bound to the claim; the claim's next sync binds them. The storage is
+// deleted again (or a ProvisioningCleanupFailed event asks for it to be
+// deleted by hand) only when the Binder knows that no volume object refers
+// to it: the object was never created, or the name is taken by a volume
+// that is not this claim's. When the outcome is unknown (the create failed
+// and the read that would tell failed too) the storage is kept and the
+// error returned: the next run of the operation finds the object, or
+// provisions again under the same volume name.
 func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, p Provisioner, req *ProvisionRequest, pv *v1.PersistentVolume) error {
 	logger := klog.FromContext(ctx)
 	logger.V(3).Info("Volume for claim created", "PVC", klog.KObj(claim), "volumeName", req.VolumeName)
 	pv, err := completeVolume(pv, req)
-	var created *v1.PersistentVolume
+	var res createResult
 	if err == nil {
 		pv.Finalizers = b.provisionedFinalizers(pv, req.Class.Provisioner)
-		created, err = b.createProvisioned(ctx, pv, claim)
+		res, err = b.createProvisioned(ctx, pv, claim)
+	} else {
+		res = createAbsent
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			// The next run finds the object if it was created, and
-			// otherwise provisions again under the same volume name.
-			return err
-		}
+	switch {
+	case err == nil:
+	case res == createUnknown || ctx.Err() != nil:
+		// The next run finds the object if it was created, and
+		// otherwise provisions again under the same volume name.
+		logger.V(2).Info("Cannot tell whether the provisioned volume's object exists; keeping its storage", "PVC", klog.KObj(claim), "volumeName", req.VolumeName, "err", err)
+		return err
+	default:
 		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", claimKeyOf(claim), err))
 		if derr := b.deleteProvisioned(ctx, class, p, pv); derr != nil {
 			b.warn(claim, ReasonProvisioningCleanupFailed, fmt.Sprintf("Error cleaning provisioned volume for claim %s: %v. Please delete manually.", claimKeyOf(claim), derr))
 		}
 		return err
 	}
-	b.keepVolume(ctx, created)
-	logger.V(2).Info("Volume provisioned for claim", "PVC", klog.KObj(claim), "volumeName", created.Name)
+	if res.volume != nil {
+		b.keepVolume(ctx, res.volume)
+	}
+	logger.V(2).Info("Volume provisioned for claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	b.event(claim, v1.EventTypeNormal, ReasonProvisioningSucceeded,
-		fmt.Sprintf("Successfully provisioned volume %s using %s", created.Name, class.Provisioner))
+		fmt.Sprintf("Successfully provisioned volume %s using %s", pv.Name, class.Provisioner))
 	b.enqueueClaim(claimKeyOf(claim))
 	return nil
 }
@@ -94,18 +105,48 @@ func completeVolume(in *v1.PersistentVolume, req *ProvisionRequest) (*v1.Persist
 	return pv, nil
 }
 
+// createResult is what createProvisioned learned about the volume object.
+type createResult struct {
+	// volume is the object, when it was created or read back.
+	volume *v1.PersistentVolume
+	// state tells whether the object exists.
+	state createState
+}
+
+// createState is whether a provisioned volume's object exists.
+type createState int
+
+const (
+	// stateUnknown: the create failed and no read told whether an
+	// earlier attempt was applied; the storage must be kept.
+	stateUnknown createState = iota
+	// stateAbsent: no object of the volume's name refers to the storage
+	// (none exists, or another claim's does).
+	stateAbsent
+	// stateExists: the object exists.
+	stateExists
+)
+
+var (
+	createUnknown = createResult{state: stateUnknown}
+	createAbsent  = createResult{state: stateAbsent}
+)
+
 // createProvisioned creates the volume's object, retrying
-// CreateVolumeRetries times CreateVolumeInterval apart. A volume of that
-// name that already exists and is bound to the claim (an earlier run
-// created it) is a success.
-func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
+// CreateVolumeRetries times CreateVolumeInterval apart. AlreadyExists is a
+// success, as in Kubernetes: the name depends only on the claim's UID, so
+// the object is the one an earlier attempt (whose answer was lost) or run
+// created; it is read back when possible, and otherwise left for the
+// informer to deliver. After the last failure the object is read once to
+// learn whether some attempt was applied after all.
+func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (createResult, error) {
 	pc := b.cfg.Provisioning
 	logger := klog.FromContext(ctx)
 	var err error
 	for i := range pc.CreateVolumeRetries {
 		if i > 0 {
 			if werr := b.pause(ctx, pc); werr != nil {
-				return nil, errors.Join(err, werr)
+				return createUnknown, errors.Join(err, werr)
 			}
 		}
 		var out *v1.PersistentVolume
@@ -113,22 +154,53 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 		switch {
 		case err == nil:
 			b.metrics.wrote(resourceVolumes, "create")
-			return out, nil
+			return createResult{volume: out, state: stateExists}, nil
 		case apierrors.IsAlreadyExists(err):
-			existing, gerr := b.api.GetVolume(ctx, pv.Name)
-			if gerr != nil {
-				err = gerr
-				break
-			}
-			if !provisionedFor(existing, claim) {
-				return nil, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, claimKeyOf(claim))
-			}
 			logger.V(3).Info("Provisioned volume already exists, reusing", "volumeName", pv.Name)
-			return existing, nil
+			return b.readProvisioned(ctx, pv, claim, true)
 		}
 		logger.V(3).Info("Failed to save provisioned volume", "volumeName", pv.Name, "PVC", klog.KObj(claim), "err", err)
+		if ctx.Err() != nil {
+			return createUnknown, err
+		}
 	}
-	return nil, err
+	res, rerr := b.readProvisioned(ctx, pv, claim, false)
+	switch {
+	case rerr == nil && res.state == stateExists:
+		logger.V(3).Info("Provisioned volume was created by a failed attempt, reusing", "volumeName", pv.Name)
+		return res, nil
+	case rerr != nil && res.state == stateUnknown:
+		return res, errors.Join(err, rerr)
+	}
+	return res, err
+}
+
+// readProvisioned reads the volume named like pv after its create failed
+// (existed reports an AlreadyExists answer) and tells whether the object
+// is this claim's. A volume of that name bound to another claim is an
+// error; NotFound after AlreadyExists (deleted meanwhile) is too.
+func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim, existed bool) (createResult, error) {
+	existing, err := b.api.GetVolume(ctx, pv.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		if existed {
+			// Created, then deleted by someone else before we could
+			// read it: nothing refers to the storage any more.
+			return createAbsent, fmt.Errorf("volume %q was deleted right after it was created: %w", pv.Name, err)
+		}
+		return createAbsent, nil
+	case err != nil:
+		if existed {
+			// It exists, as AlreadyExists says: a success, whose object
+			// the informer delivers.
+			klog.FromContext(ctx).V(3).Info("Cannot read provisioned volume that exists; the informer will deliver it", "volumeName", pv.Name, "err", err)
+			return createResult{state: stateExists}, nil
+		}
+		return createUnknown, err
+	case !provisionedFor(existing, claim):
+		return createAbsent, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, claimKeyOf(claim))
+	}
+	return createResult{volume: existing, state: stateExists}, nil
 }
 
 // pause waits CreateVolumeInterval on the Binder's clock, or until ctx is
@@ -166,6 +238,9 @@ func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.Storage
 			if werr := b.pause(ctx, pc); werr != nil {
 				return errors.Join(err, werr)
 			}
+		}
+		if err = b.fenced(ctx); err != nil {
+			return err
 		}
 		if err = d.Delete(ctx, pv); err == nil {
 			return nil

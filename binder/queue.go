@@ -2,6 +2,7 @@ package binder
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 
@@ -41,6 +42,12 @@ func (b *Binder) newRunState() (*runState, error) {
 		}
 	}
 	return rs, nil
+}
+
+// resyncDue reports whether a resync was due by now and has not queued its
+// keys yet.
+func (rs *runState) resyncDue(now time.Time) bool {
+	return rs.claimResync != nil && (rs.claimResync.Due(now) || rs.volumeResync.Due(now))
 }
 
 // resyncs returns the resyncs to run.

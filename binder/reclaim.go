@@ -3,12 +3,13 @@ package binder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
 
@@ -56,37 +57,39 @@ func (b *Binder) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume) err
 
 // freshReleasedVolume reads the volume from the API and returns it when it
 // is still the volume the operation was started for (same UID, same reclaim
-// policy, not migrated) and still released; otherwise nil, and the
-// operation does nothing. Read errors are logged and give nil too: the next
-// sync starts the operation again.
-func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types.UID, policy v1.PersistentVolumeReclaimPolicy) *v1.PersistentVolume {
+// policy, not migrated) and still released. (nil, nil) means there is
+// nothing to do (the volume is gone or changed); an error means a read
+// failed and nothing is known: the operation fails and is retried.
+func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types.UID, policy v1.PersistentVolumeReclaimPolicy) (*v1.PersistentVolume, error) {
 	logger := klog.FromContext(ctx)
 	pv, err := b.api.GetVolume(ctx, name)
-	if err != nil {
-		logger.V(3).Info("Error reading persistent volume", "volumeName", name, "err", err)
-		return nil
+	switch {
+	case apierrors.IsNotFound(err):
+		logger.V(3).Info("Volume was deleted, skipping", "volumeName", name)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read volume %s: %w", name, err)
 	}
 	b.keepVolume(ctx, pv)
 	switch {
 	case pv.UID != uid:
 		logger.V(3).Info("Volume was re-created, skipping", "volumeName", name)
-		return nil
+		return nil, nil
 	case pv.Spec.PersistentVolumeReclaimPolicy != policy:
 		logger.V(3).Info("Volume's reclaim policy changed, skipping", "volumeName", name, "reclaimPolicy", pv.Spec.PersistentVolumeReclaimPolicy)
-		return nil
+		return nil, nil
 	case pv.Annotations[volume.AnnMigratedTo] != "":
-		return nil
+		return nil, nil
 	}
 	released, err := b.isVolumeReleased(ctx, pv)
 	if err != nil {
-		logger.V(3).Info("Error reading claim for volume", "volumeName", name, "err", err)
-		return nil
+		return nil, fmt.Errorf("read claim of volume %s: %w", name, err)
 	}
 	if !released {
 		logger.V(3).Info("Volume no longer needs reclaim, skipping", "volumeName", name)
-		return nil
+		return nil, nil
 	}
-	return pv
+	return pv, nil
 }
 
 // isVolumeReleased reports whether pv is bound to a claim that no longer
@@ -123,9 +126,9 @@ func (b *Binder) isVolumeReleased(ctx context.Context, pv *v1.PersistentVolume) 
 func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Delete volume operation started", "volumeName", name)
-	pv := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimDelete)
-	if pv == nil {
-		return nil
+	pv, err := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimDelete)
+	if pv == nil || err != nil {
+		return err
 	}
 	d, err := b.findDeleter(ctx, pv)
 	if err == nil && d == nil {
@@ -133,14 +136,21 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 		return nil
 	}
 	if err == nil {
-		err = d.Delete(ctx, pv)
+		var marked *v1.PersistentVolume
+		if marked, err = b.markOperation(ctx, pv, opDelete); marked == nil || err != nil {
+			return err
+		}
+		pv = marked
+		if err = b.fenced(ctx); err == nil {
+			err = d.Delete(ctx, pv)
+		}
 	}
 	if err == nil {
 		logger.V(2).Info("Volume's storage deleted", "volumeName", name)
 		err = b.removeDeletionFinalizer(ctx, name)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
 			return err
 		}
 		logger.V(3).Info("Deletion of volume failed", "volumeName", name, "err", err)
@@ -175,16 +185,23 @@ var errNoRecycler = errors.New("binder: no recycler configured")
 func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Recycle volume operation started", "volumeName", name)
-	pv := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
-	if pv == nil || b.recycleWaitsForPods(ctx, pv) {
-		return nil
+	pv, err := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
+	if pv == nil || err != nil || b.recycleWaitsForPods(ctx, pv) {
+		return err
 	}
-	err := errNoRecycler
+	err = errNoRecycler
 	if r := b.cfg.Reclaim.Recycler; r != nil {
-		err = r.Recycle(ctx, pv)
+		var marked *v1.PersistentVolume
+		if marked, err = b.markOperation(ctx, pv, opRecycle); marked == nil || err != nil {
+			return err
+		}
+		pv = marked
+		if err = b.fenced(ctx); err == nil {
+			err = r.Recycle(ctx, pv)
+		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
 			return err
 		}
 		msg := "Recycle failed: " + err.Error()
@@ -199,20 +216,7 @@ func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid ty
 	}
 	logger.V(2).Info("Volume recycled", "volumeName", name)
 	b.event(pv, v1.EventTypeNormal, ReasonVolumeRecycled, msgRecycled)
-	// Make it Available from its latest version, so that a write that
-	// raced with the scrub costs a retry and not a second scrub.
-	// Hold the volume's lock meanwhile: the sync caused by the first write
-	// would otherwise race with the second.
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
-		if cur == nil {
-			return nil
-		}
-		return b.unbindVolume(ctx, cur)
-	})
-	if err != nil {
+	if err := b.unbindRecycled(ctx, pv); err != nil {
 		logger.V(3).Info("Failed to make recycled volume available, will try again", "volumeName", name, "err", err)
 		return err
 	}
@@ -243,4 +247,58 @@ func (b *Binder) recycleWaitsForPods(ctx context.Context, pv *v1.PersistentVolum
 	logger.V(3).Info("Can't recycle volume", "volumeName", pv.Name, "msg", msg)
 	b.event(pv, v1.EventTypeNormal, ReasonVolumeFailedRecycle, msg)
 	return true
+}
+
+// recycledUnbindAttempts bounds the attempts to make a scrubbed volume
+// Available before the operation fails (and the volume may be scrubbed
+// again at a later sync).
+const recycledUnbindAttempts = 5
+
+// unbindRecycled makes a scrubbed volume Available again, starting from pv,
+// the version read before the scrub: a read that fails now must not make
+// the operation look done while the volume stays Released (the next sync
+// would scrub it again). A write that raced with the scrub conflicts; the
+// volume is then read again, and a failed write or read is retried a few
+// times on the Binder's clock. The volume's lock is held meanwhile, so that
+// the sync caused by the first write does not race with the second.
+func (b *Binder) unbindRecycled(ctx context.Context, pv *v1.PersistentVolume) error {
+	name, uid := pv.Name, pv.UID
+	b.volumeLocks.LockKey(name)
+	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	cur := pv
+	var err error
+	delay := 10 * time.Millisecond
+	for attempt := range recycledUnbindAttempts {
+		if attempt > 0 {
+			if werr := b.sleep(ctx, delay); werr != nil {
+				return errors.Join(err, werr)
+			}
+			delay *= 2
+		}
+		if cur == nil {
+			if cur, err = b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle); err != nil {
+				continue
+			}
+			if cur == nil {
+				return nil
+			}
+		}
+		if err = b.unbindVolume(ctx, cur); err == nil {
+			return nil
+		}
+		cur = nil
+	}
+	return err
+}
+
+// sleep waits d on the Binder's clock, or until ctx is done.
+func (b *Binder) sleep(ctx context.Context, d time.Duration) error {
+	t := b.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
 }

@@ -70,15 +70,15 @@ func TestReclaimDelete(t *testing.T) {
 	}{{
 		name:     "deleter of the provisioner",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("disk.example.com"), pvFinalizers(FinalizerPVController)),
-		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 3, // Released, finalizer removed, delete
+		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 4, // Released, operation mark, finalizer removed, delete
 	}, {
 		name:     "provisioned volume without the finalizer (upgrade): added, then removed once deleted",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy("disk.example.com")),
-		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 4,
+		deleters: []string{"disk.example.com"}, wantCalls: 1, wantGone: true, wantWrites: 5,
 	}, {
 		name:     "deleter of the volume source",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),
-		deleters: []string{"kubernetes.io/host-path"}, wantCalls: 1, wantGone: true, wantWrites: 2,
+		deleters: []string{"kubernetes.io/host-path"}, wantCalls: 1, wantGone: true, wantWrites: 3,
 	}, {
 		name:     "the provisioner's deleter wins over the source's",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath, provisionedBy("example.com/external")),
@@ -102,12 +102,12 @@ func TestReclaimDelete(t *testing.T) {
 		name:     "plugin failure: Failed with its message",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),
 		deleters: []string{"kubernetes.io/host-path"}, pluginErr: errPlugin, wantCalls: 1,
-		wantPhase: v1.VolumeFailed, wantEvent: ReasonVolumeFailedDelete, wantText: errPlugin.Error(), wantWrites: 2,
+		wantPhase: v1.VolumeFailed, wantEvent: ReasonVolumeFailedDelete, wantText: errPlugin.Error(), wantWrites: 3,
 	}, {
 		name:     "storage in use: Normal event, not Failed",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath),
 		deleters: []string{"kubernetes.io/host-path"}, pluginErr: fmt.Errorf("disk attached: %w", ErrDeletedVolumeInUse), wantCalls: 1,
-		wantPhase: v1.VolumeReleased, wantEvent: ReasonVolumeDelete, wantText: "disk attached", wantWrites: 1,
+		wantPhase: v1.VolumeReleased, wantEvent: ReasonVolumeDelete, wantText: "disk attached", wantWrites: 2,
 	}, {
 		name:     "migrated to CSI: left alone",
 		pv:       releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath, func(pv *v1.PersistentVolume) { metav1SetAnn(pv, volume.AnnMigratedTo, "hostpath.csi.k8s.io") }),
@@ -200,8 +200,9 @@ func TestDeleteBackoff(t *testing.T) {
 	if got := reasons(e.events()); !slices.Equal(got, []string{ReasonVolumeFailedDelete}) {
 		t.Errorf("events = %v, want one VolumeFailedDelete (the phase changes once)", got)
 	}
-	// Released, Failed, delete.
-	if got := e.writes(); got != 3 {
+	// Released, marked (once: the retries find their own mark), Failed,
+	// delete.
+	if got := e.writes(); got != 4 {
 		t.Errorf("writes = %d (%v), want 3", got, e.srv.Stats().Writes)
 	}
 }
@@ -243,7 +244,8 @@ func TestDeleteRestartBeforeVolumeDeleted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath))
 	p := newPlugin()
-	cfg := Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}}
+	// The same replica restarts: it resumes the operation it marked.
+	cfg := Config{Identity: "replica-0", Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}}
 	remove := e.srv.InjectFault(bindertest.Fault{Verb: bindertest.VerbDelete, Kind: bindertest.KindVolume, Err: errors.New("connection reset")})
 	first := e.newBinder(cfg)
 	e.syncVolumeAndWait(first, "pv1")

@@ -24,7 +24,7 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolume(ctx, pv)
 	if err != nil {
-		b.writeFailed(resourceVolumes, err)
+		b.volumeWriteFailed(ctx, pv.Name, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update")
@@ -35,7 +35,7 @@ func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
 	if err != nil {
-		b.writeFailed(resourceVolumes, err)
+		b.volumeWriteFailed(ctx, pv.Name, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update_status")
@@ -46,7 +46,7 @@ func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume)
 func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	out, err := b.api.UpdateClaim(ctx, pvc)
 	if err != nil {
-		b.writeFailed(resourceClaims, err)
+		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update")
@@ -57,7 +57,7 @@ func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) 
 func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	out, err := b.api.UpdateClaimStatus(ctx, pvc)
 	if err != nil {
-		b.writeFailed(resourceClaims, err)
+		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update_status")
@@ -65,20 +65,68 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 	return out, nil
 }
 
-func (b *Binder) writeFailed(resource string, err error) {
-	if isConflict(err) {
-		b.metrics.conflict(resource)
+// volumeWriteFailed counts a conflict and then reads the volume once, so
+// that the next attempt starts from the server's version rather than
+// resending the stale cached one (while watches are down, a stale write
+// would otherwise conflict at every retry). A failed read is only logged.
+func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) {
+	if !isConflict(err) {
+		return
 	}
+	b.metrics.conflict(resourceVolumes)
+	fresh, rerr := b.api.GetVolume(ctx, name)
+	if rerr != nil {
+		klog.FromContext(ctx).V(4).Info("Cannot re-read volume after a conflict", "volumeName", name, "err", rerr)
+		return
+	}
+	b.keepVolume(ctx, fresh)
 }
 
+// claimWriteFailed is volumeWriteFailed for claims.
+func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeClaim, err error) {
+	if !isConflict(err) {
+		return
+	}
+	b.metrics.conflict(resourceClaims)
+	fresh, rerr := b.api.GetClaim(ctx, pvc.Namespace, pvc.Name)
+	if rerr != nil {
+		klog.FromContext(ctx).V(4).Info("Cannot re-read claim after a conflict", "PVC", klog.KObj(pvc), "err", rerr)
+		return
+	}
+	b.keepClaim(ctx, fresh)
+}
+
+// keepVolume caches a volume the Binder wrote or read. A volume new to the
+// cache (its own create's answer, a read of an object no event has
+// delivered yet) is tracked and queued like one from an event, so that it
+// is synced once even when its informer Add, carrying the same
+// resourceVersion, is then dropped as not newer.
 func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
-	if _, err := b.store.storeVolume(pv); err != nil {
+	_, known := b.store.volume(pv.Name)
+	stored, err := b.store.storeVolume(pv)
+	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if stored && !known {
+		wk := workKey{volume: true, key: pv.Name}
+		b.track(wk)
+		b.enqueue(wk)
 	}
 }
 
+// keepClaim is keepVolume for claims.
 func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
-	if _, err := b.store.storeClaim(pvc); err != nil {
+	key := claimKeyOf(pvc)
+	_, known := b.store.claim(key)
+	stored, err := b.store.storeClaim(pvc)
+	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written claim", "PVC", klog.KObj(pvc), "err", err)
+		return
+	}
+	if stored && !known {
+		wk := workKey{key: key}
+		b.track(wk)
+		b.enqueue(wk)
 	}
 }

@@ -32,7 +32,9 @@ func startBinder(t *testing.T, cfg binder.Config) *binder.Binder {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	cfg.Recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "volbind-e2e"})
-	cfg.Registerer = prometheus.NewRegistry()
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(binder.TrimManagedFields))
 	b, err := binder.NewForClientset(ctx, cs, factory, cfg)
 	if err != nil {

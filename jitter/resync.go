@@ -3,9 +3,11 @@ package jitter
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -59,6 +61,9 @@ type Resync[T comparable] struct {
 	// kick wakes Run when a key is added, so that it can wake earlier
 	// than it planned.
 	kick chan struct{}
+	// wake is when Run next enqueues (ns since the epoch), as it last
+	// planned it; math.MaxInt64 while Run does not run. See Due.
+	wake atomic.Int64
 	// runMu is held by Run: one Run at a time.
 	runMu sync.Mutex
 	// enqMu is held by Run while it hands a batch of keys to the queue.
@@ -117,6 +122,7 @@ func NewResync[T comparable](q workqueue.TypedDelayingInterface[T], hash func(T)
 		r.clock = clock.RealClock{}
 	}
 	r.slot = make([][]T, r.slots)
+	r.wake.Store(math.MaxInt64)
 	return r, nil
 }
 
@@ -175,6 +181,14 @@ func (r *Resync[T]) Remove(key T) {
 	// Wait for a batch that Run may have taken key into.
 	r.enqMu.Lock()
 	r.enqMu.Unlock() //nolint:staticcheck // an empty critical section is the barrier
+}
+
+// Due reports whether Run has an enqueue planned at or before now that it
+// has not made yet: its timer is due (a fake clock was stepped) and Run
+// has not woken up yet. It is false while Run does not run. A key added
+// to a slot before the planned one is seen once Run has been kicked.
+func (r *Resync[T]) Due(now time.Time) bool {
+	return r.wake.Load() <= now.UnixNano()
 }
 
 // Len returns the number of registered keys.

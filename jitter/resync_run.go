@@ -3,6 +3,7 @@ package jitter
 import (
 	"container/heap"
 	"context"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 func (r *Resync[T]) Run(ctx context.Context) {
 	r.runMu.Lock()
 	defer r.runMu.Unlock()
+	defer r.wake.Store(math.MaxInt64)
 
 	var (
 		timer   clock.Timer
@@ -51,6 +53,7 @@ func (r *Resync[T]) Run(ctx context.Context) {
 			clear(batch)
 		}
 		wake := r.nextWake(next, &pending)
+		r.wake.Store(wake)
 		d := time.Duration(wake - r.clock.Now().UnixNano())
 		if d <= 0 {
 			continue

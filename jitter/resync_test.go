@@ -497,3 +497,35 @@ func TestResyncRemoveRacesRun(t *testing.T) {
 		t.Errorf("Len() = %d, want 10", r.Len())
 	}
 }
+
+// TestResyncDue: Due is false before Run runs and after it returns, false
+// while Run waits for a later slot, true from the slot's time on, and false
+// again once Run has enqueued the slot's keys.
+func TestResyncDue(t *testing.T) {
+	const period = 10 * time.Second
+	fc := testingclock.NewFakeClock(time.Unix(0, 0))
+	q := newRecorder(fc)
+	r, err := NewResync(q, StringHash, ResyncConfig{Period: period, Clock: fc, Slots: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add("pv1")
+	if r.Due(fc.Now().Add(2 * period)) {
+		t.Errorf("Due before Run = true, want false")
+	}
+	stop := startResync(t, r)
+	pollUntil(t, "Run waits", fc.HasWaiters)
+	if r.Due(fc.Now()) {
+		t.Errorf("Due while Run waits for a later slot = true, want false")
+	}
+	if !r.Due(fc.Now().Add(period)) {
+		t.Errorf("Due a period later = false, want true")
+	}
+	fc.Step(period)
+	pollUntil(t, "pv1 enqueued", func() bool { return len(q.snapshot()) == 1 })
+	pollUntil(t, "Due false after the enqueue", func() bool { return !r.Due(fc.Now()) })
+	stop()
+	if r.Due(fc.Now().Add(2 * period)) {
+		t.Errorf("Due after Run returned = true, want false")
+	}
+}

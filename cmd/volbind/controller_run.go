@@ -59,6 +59,9 @@ type controller struct {
 	recorder record.EventRecorder
 	state    atomic.Int32
 	leader   prometheus.Gauge
+	// fence guards the Binder's writes and plugin calls with the Lease
+	// (fence.go); nil without leader election.
+	fence binder.Fence
 }
 
 func (c *controller) setState(s controllerState) { c.state.Store(int32(s)) }
@@ -150,6 +153,7 @@ func (c *controller) elect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controller: leader election: %w", err)
 	}
+	c.fence = newLeaseFence(le, c.o.LeaseDuration, c.o.RenewDeadline)
 	elected := make(chan struct{})
 	go func() {
 		defer close(elected)
@@ -197,6 +201,8 @@ func (c *controller) lead(ctx context.Context) error {
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
 		Reclaim:        &binder.ReclaimConfig{Recycler: rec},
+		Fence:          c.fence,
+		Identity:       c.o.Identity,
 	})
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
