@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -25,22 +24,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// httpGet fetches url without keeping the connection (no goroutine left
-// for goleak).
+// httpGet fetches url with a token allowed to read /metrics.
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: wait.ForeverTestTimeout}
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode, string(body)
+	return httpsGetAs(t, url, scraperToken)
 }
 
 func fakeCluster() *fake.Clientset {
@@ -80,14 +67,11 @@ func testControllerOptions(leaderElect bool) controllerOptions {
 // listener's base URL, a cancel func and the channel of its result.
 func startController(t *testing.T, cs *fake.Clientset, o controllerOptions) (base string, cancel context.CancelFunc, done <-chan error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, base := testServing(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	ch := make(chan error, 1)
-	go func() { ch <- controllerMain(ctx, cs, o, ln) }()
-	return "http://" + ln.Addr().String(), cancel, ch
+	go func() { ch <- controllerMain(ctx, cs, o, prometheus.NewRegistry(), srv) }()
+	return base, cancel, ch
 }
 
 // waitDone waits for the controller's result.
@@ -132,7 +116,7 @@ func holder(t *testing.T, cs *fake.Clientset) string {
 // claim, serves health and metrics, and on cancellation releases the Lease
 // and returns with no goroutine left.
 func TestControllerBindsOnFakeClientset(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	base, cancel, done := startController(t, cs, testControllerOptions(true))
 	defer cancel()
@@ -144,11 +128,14 @@ func TestControllerBindsOnFakeClientset(t *testing.T) {
 	if code, body := httpGet(t, base+"/healthz"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
-	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "running") {
-		t.Errorf("/readyz = %d %q, want 200 running", code, body)
+	if code, body := httpGet(t, base+"/readyz?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]binder ok") {
+		t.Errorf("/readyz = %d %q, want 200 with the binder check ok", code, body)
+	}
+	if code, body := httpGet(t, base+"/livez?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]leaderElection ok") {
+		t.Errorf("/livez = %d %q, want 200 with the leader-election check ok", code, body)
 	}
 	code, body := httpGet(t, base+"/metrics")
-	for _, want := range []string{"volbind_controller_leader 1", "volbind_binder_binds_total 1", "volbind_binder_syncs_total", "go_goroutines"} {
+	for _, want := range []string{"volbind_controller_leader 1", "volbind_binder_binds_total 1", "volbind_binder_syncs_total", "volbind_binder_workqueue_adds_total"} {
 		if code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("/metrics = %d, want it to contain %q", code, want)
 		}
@@ -164,7 +151,7 @@ func TestControllerBindsOnFakeClientset(t *testing.T) {
 }
 
 func TestControllerWithoutLeaderElection(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	base, cancel, done := startController(t, cs, testControllerOptions(false))
 	defer cancel()
@@ -187,7 +174,7 @@ func TestControllerWithoutLeaderElection(t *testing.T) {
 // TestControllerStandby checks that a replica that does not get the Lease
 // does not run the Binder but reports ready, and stops cleanly.
 func TestControllerStandby(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	now := metav1.NewMicroTime(time.Now())
 	if _, err := cs.CoordinationV1().Leases("kube-system").Create(t.Context(), &coordinationv1.Lease{
@@ -211,8 +198,8 @@ func TestControllerStandby(t *testing.T) {
 		}
 		return n >= 2
 	})
-	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "standby") {
-		t.Errorf("/readyz = %d %q, want 200 standby", code, body)
+	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/readyz = %d %q, want 200 ok (standing by)", code, body)
 	}
 	if _, body := httpGet(t, base+"/metrics"); !strings.Contains(body, "volbind_controller_leader 0") {
 		t.Errorf("/metrics does not say the replica is not leading")
@@ -234,7 +221,7 @@ func TestControllerStandby(t *testing.T) {
 // TestControllerLosesLease checks that a leader that cannot renew its
 // Lease stops the Binder and fails with errLeadershipLost.
 func TestControllerLosesLease(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	o := testControllerOptions(true)
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 600*time.Millisecond, 300*time.Millisecond, 20*time.Millisecond
@@ -282,10 +269,10 @@ func TestLeaderElectionConfig(t *testing.T) {
 }
 
 func TestControllerBadLeaderElectionConfig(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	o := testControllerOptions(true)
 	o.RenewDeadline = o.LeaseDuration // parseControllerFlags refuses this; controllerMain must too
-	err := controllerMain(t.Context(), fake.NewClientset(), o, nil)
+	err := controllerMain(t.Context(), fake.NewClientset(), o, prometheus.NewRegistry(), nil)
 	if err == nil || !strings.Contains(err.Error(), "leader election") {
 		t.Errorf("controllerMain = %v, want a leader election error", err)
 	}
