@@ -187,14 +187,15 @@ func (c *controller) lead(ctx context.Context) error {
 	// kube-controller-manager does; Delete volumes of external provisioners
 	// are left to them, other Delete volumes become Failed (no deleter
 	// plugin is built into the program).
-	// Without --recycler they become Failed, with an event.
-	var reclaim *binder.ReclaimConfig
+	// Without --recycler they become Failed (event VolumeFailedRecycle),
+	// as volumes of a policy nothing can carry out do.
+	reclaim := &binder.ReclaimConfig{}
 	if c.o.Recycler {
 		rec, err := recycler.NewForClientset(c.cs, recycler.Config{})
 		if err != nil {
 			return fmt.Errorf("controller: %w", err)
 		}
-		reclaim = &binder.ReclaimConfig{Recycler: rec}
+		reclaim.Recycler = rec
 	}
 	b, err := binder.NewForClientset(ctx, c.cs, factory, binder.Config{
 		ClaimWorkers:   c.o.ClaimWorkers,

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder"
 )
 
 // httpGet fetches url with a token allowed to read /metrics.
@@ -275,5 +277,54 @@ func TestControllerBadLeaderElectionConfig(t *testing.T) {
 	err := controllerMain(t.Context(), fake.NewClientset(), o, prometheus.NewRegistry(), nil)
 	if err == nil || !strings.Contains(err.Error(), "leader election") {
 		t.Errorf("controllerMain = %v, want a leader election error", err)
+	}
+}
+
+// TestControllerWithoutRecycler checks --recycler=false: a released
+// Recycle volume becomes Failed with a VolumeFailedRecycle event and no
+// pod is touched (the no-recycler RBAC grants none).
+func TestControllerWithoutRecycler(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-released", ResourceVersion: "1"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRecycle,
+			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/pv-released"}},
+			ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "gone", UID: "uid-gone"},
+		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
+	}
+	cs := fake.NewClientset(pv)
+	o := testControllerOptions(false)
+	o.Recycler = false
+	_, cancel, done := startController(t, cs, o)
+	defer cancel()
+
+	poll(t, "pv-released Failed", func(ctx context.Context) bool {
+		got, err := cs.CoreV1().PersistentVolumes().Get(ctx, "pv-released", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == v1.VolumeFailed
+	})
+	poll(t, "a VolumeFailedRecycle event", func(ctx context.Context) bool {
+		evs, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == binder.ReasonVolumeFailedRecycle && ev.InvolvedObject.Name == "pv-released" {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	if err := waitDone(t, done); err != nil {
+		t.Errorf("controllerMain = %v, want nil", err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetResource().Resource == "pods" {
+			t.Errorf("pod action %s with --recycler=false", a.GetVerb())
+		}
 	}
 }
