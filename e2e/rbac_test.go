@@ -201,10 +201,11 @@ func TestControllerUnderRBAC(t *testing.T) {
 	ports := map[string]int{}
 	for _, id := range []string{"rbac-a", "rbac-b"} {
 		ports[id] = freePort(t)
+		format := map[string]string{"rbac-a": "json", "rbac-b": "text"}[id]
 		replicas[id] = startReplicaWith(t, bin, id, "--kubeconfig", programKC,
 			"--authentication-kubeconfig", programKC, "--authorization-kubeconfig", programKC,
 			"--leader-elect-resource-name", lease, "--leader-elect-resource-namespace", programNS,
-			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[id]), "--v", "2")
+			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[id]), "-v", "2", "--logging-format", format)
 	}
 	holder := func(ctx context.Context) (string, error) {
 		l, err := admin.CoordinationV1().Leases(programNS).Get(ctx, lease, metav1.GetOptions{})
@@ -301,6 +302,22 @@ func TestControllerUnderRBAC(t *testing.T) {
 			if code, body := scrape(t, port, path, ""); code != http.StatusOK || body != "ok" {
 				t.Errorf("%s without a token = %d %q, want 200 ok", path, code, body)
 			}
+		}
+	})
+
+	t.Run("json logs", func(t *testing.T) {
+		raw, err := os.ReadFile(replicas["rbac-a"].log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		var entry struct {
+			Msg string  `json:"msg"`
+			V   *int    `json:"v"`
+			TS  float64 `json:"ts"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &entry); err != nil || entry.Msg == "" || entry.TS == 0 {
+			t.Errorf("first log line of --logging-format=json = %q (%v), want a JSON entry with ts and msg", lines[0], err)
 		}
 	})
 

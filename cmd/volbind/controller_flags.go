@@ -90,7 +90,7 @@ func newControllerOptions() controllerOptions {
 		QPS: 20, Burst: 30, ClaimWorkers: 32, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
 		AvailableDelay: 5 * time.Second, ContentType: runtime.ContentTypeProtobuf, Recycler: true,
 		LeaderElect: true, ResourceLock: resourcelock.LeasesResourceLock, LeaseName: "volbind", LeaseNS: "kube-system",
-		Identity: defaultIdentity(), LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Logs:           logsapi.NewLoggingConfiguration(),
 		SecureServing:  apiserveroptions.NewSecureServingOptions(),
 		Authentication: apiserveroptions.NewDelegatingAuthenticationOptions(),
@@ -135,7 +135,7 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 	fs.StringVar(&o.ResourceLock, "leader-elect-resource-lock", o.ResourceLock, "The type of resource object that is used for locking during leader election. Only \"leases\" is supported.")
 	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "The name of the Lease used for leader election.")
 	fs.StringVar(&o.LeaseNS, "leader-elect-resource-namespace", o.LeaseNS, "The namespace of the Lease used for leader election.")
-	fs.StringVar(&o.Identity, "leader-elect-identity", o.Identity, "This replica's identity in the Lease (default: host name and a random suffix).")
+	fs.StringVar(&o.Identity, "leader-elect-identity", o.Identity, "This replica's identity in the Lease. Empty: the host name and a random suffix.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long non-leader candidates wait after a renewal before they may take the Lease.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing the Lease before it stops leading.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How long clients wait between attempts to acquire or renew the Lease.")
@@ -198,6 +198,9 @@ func parseControllerFlags(args []string, stderr io.Writer) (controllerOptions, e
 		return o, nil
 	default:
 		return o, flagError{fmt.Errorf("invalid argument %q for \"--version\" flag: want true, false or raw", o.showVersion)}
+	}
+	if o.Identity == "" {
+		o.Identity = defaultIdentity()
 	}
 	if err := dep.apply(fs, &o); err != nil {
 		return o, err

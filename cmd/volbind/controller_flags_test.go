@@ -123,7 +123,12 @@ func TestParseControllerFlags(t *testing.T) {
 		{name: "configmap lock", args: []string{"--leader-elect-resource-lock", "configmapsleases"}, wantErr: "--leader-elect-resource-lock"},
 		{name: "renew deadline beyond lease", args: []string{"--leader-elect-renew-deadline", "20s"}, wantErr: "--leader-elect-lease-duration"},
 		{name: "retry period too close to renew deadline", args: []string{"--leader-elect-retry-period", "9s"}, wantErr: "--leader-elect-retry-period"},
-		{name: "no identity", args: []string{"--leader-elect-identity", ""}, wantErr: "identity"},
+		{name: "empty identity is the default", args: []string{"--leader-elect-identity", ""}, check: func(t *testing.T, o controllerOptions) {
+			if !strings.Contains(o.Identity, "_") {
+				t.Errorf("Identity = %q, want host name, _ and a UUID", o.Identity)
+			}
+		}},
+		{name: "no Lease name", args: []string{"--leader-elect-resource-name", ""}, wantErr: "Lease name"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
 	}
 	for _, tc := range tests {
