@@ -58,11 +58,15 @@ var resources = map[string]schema.GroupVersionResource{
 	"RoleBinding":        rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
 }
 
-// readExample returns the objects of the example's RBAC files.
-func readExample(t *testing.T) []*unstructured.Unstructured {
+// readExample returns the objects of the example's RBAC files (all of
+// exampleRBAC when none are named).
+func readExample(t *testing.T, files ...string) []*unstructured.Unstructured {
 	t.Helper()
+	if len(files) == 0 {
+		files = exampleRBAC
+	}
 	var objs []*unstructured.Unstructured
-	for _, name := range exampleRBAC {
+	for _, name := range files {
 		raw, err := os.ReadFile(filepath.Join("../examples/controller", name))
 		if err != nil {
 			t.Fatal(err)
@@ -375,4 +379,40 @@ func metricsReaders(t *testing.T, admin kubernetes.Interface) (reader, nobody st
 	_, reader = saKubeconfig(t, admin, programNS, "volbind-e2e-scraper")
 	_, nobody = saKubeconfig(t, admin, programNS, "volbind-e2e-nobody")
 	return reader, nobody
+}
+
+// TestControllerWithoutRecyclerUnderRBAC runs "volbind controller
+// --recycler=false" as the example's ServiceAccount with the RBAC of
+// examples/controller/no-recycler (no pod rules): a released Recycle
+// volume becomes Failed with a VolumeFailedRecycle event, and no call of
+// the program is refused or touches pods.
+func TestControllerWithoutRecyclerUnderRBAC(t *testing.T) {
+	admin := newClient(t, 1000, 2000)
+	applyExample(t, readExample(t, "base/serviceaccount.yaml", "base/rbac.yaml"))
+	// What recycler.yaml granted in an earlier test goes away.
+	err := admin.RbacV1().RoleBindings(metav1.NamespaceDefault).Delete(t.Context(), "volbind-recycler", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	programKC, _ := saKubeconfig(t, admin, programNS, programSA)
+	bin := buildVolbind(t)
+	started := time.Now()
+	startReplicaWith(t, bin, "norecycler", "--kubeconfig", programKC, "--recycler=false", "--secure-port", "0",
+		"--leader-elect-resource-name", "volbind-norecycler-"+utilrand.String(5), "--leader-elect-resource-namespace", programNS)
+
+	f := newFixture(t)
+	pv := f.bindAndRelease("unscrubbed", v1.PersistentVolumeReclaimRecycle)
+	f.eventually(time.Minute, "the volume to be Failed with a VolumeFailedRecycle event", func(ctx context.Context) (bool, error) {
+		if f.getVolume(pv.Name).Status.Phase != v1.VolumeFailed {
+			return false, nil
+		}
+		sel := "involvedObject.name=" + pv.Name + ",reason=" + binder.ReasonVolumeFailedRecycle
+		evs, err := admin.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err == nil && len(evs.Items) > 0, err
+	})
+	for c, refused := range auditedCalls(t, "system:serviceaccount:"+programNS+":"+programSA, started) {
+		if refused > 0 || c.resource == "pods" {
+			t.Errorf("%s (refused %d times) with --recycler=false", c, refused)
+		}
+	}
 }
