@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +20,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/authorization/path"
-	"k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/server/healthz"
-	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
@@ -40,7 +36,7 @@ const (
 // user "intruder", who may not; other tokens are not authenticated. The
 // delegating webhooks need a REST client, so this is an HTTP server, not
 // client-go's fake clientset.
-func reviewer(t *testing.T) kubernetes.Interface {
+func reviewer(t *testing.T) (kubernetes.Interface, string) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var out any
@@ -82,55 +78,34 @@ func reviewer(t *testing.T) kubernetes.Interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs
+	return cs, srv.URL
 }
 
-// testServing serves on a loopback port with a self-signed certificate
-// and delegates authentication and authorization to reviewer(), as
-// newServing does to the API server.
+// testServing is newServing on a loopback port with a self-signed
+// certificate, delegating authentication and authorization to reviewer()
+// through --authentication-kubeconfig and --authorization-kubeconfig.
 func testServing(t *testing.T) (*serving, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, url := reviewer(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	config := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " + url + "}\n" +
+		"users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	o := newControllerOptions()
 	o.SecureServing.Listener = ln
 	o.SecureServing.BindPort = 0
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		t.Fatal(err)
-	}
-	s := &serving{}
-	if err := o.SecureServing.ApplyTo(&s.info); err != nil {
-		t.Fatal(err)
-	}
-	cs := reviewer(t)
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: true},
-		TokenAccessReviewClient:  cs.AuthenticationV1(),
-		TokenAccessReviewTimeout: 10 * time.Second,
-		WebhookRetryBackoff:      apiserveroptions.DefaultAuthWebhookRetryBackoff(),
-	}.New()
+	o.Authentication.RemoteKubeConfigFile = kc
+	o.Authorization.RemoteKubeConfigFile = kc
+	o.Authentication.SkipInClusterLookup = true // the reviewer has no ConfigMaps
+	s, err := newServing(&o)
 	if err != nil {
-		t.Fatal(err)
-	}
-	delegated, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: cs.AuthorizationV1(),
-		WebhookRetryBackoff:       apiserveroptions.DefaultAuthWebhookRetryBackoff(),
-	}.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := path.NewAuthorizer(o.Authorization.AlwaysAllowPaths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.authn.Authenticator = authn
-	s.authz.Authorizer, err = union.New(
-		union.NamedAuthorizer{AuthorizerName: "paths", Authorizer: paths},
-		union.NamedAuthorizer{AuthorizerName: "delegated", Authorizer: delegated})
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("newServing: %v", err)
 	}
 	return s, "https://" + ln.Addr().String()
 }
