@@ -45,15 +45,23 @@ type replica struct {
 // that hack/cluster-down.sh stops it too; the cleanup stops it.
 func startReplica(t *testing.T, bin, identity, lease, ns string) *replica {
 	t.Helper()
+	return startReplicaWith(t, bin, identity, "--kubeconfig", testCluster.kubeconfig,
+		"--kube-api-qps", "100", "--kube-api-burst", "100", "--secure-port", "0",
+		"--leader-elect-resource-name", lease, "--leader-elect-resource-namespace", ns)
+}
+
+// startReplicaWith is startReplica with the given flags (client, Lease,
+// serving); the identity and fast leader-election timings are added.
+func startReplicaWith(t *testing.T, bin, identity string, flags ...string) *replica {
+	t.Helper()
 	r := &replica{identity: identity, log: filepath.Join(t.TempDir(), identity+".log"), exited: make(chan struct{})}
 	logFile, err := os.Create(r.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.cmd = exec.Command(bin, "controller", "--kubeconfig", testCluster.kubeconfig,
-		"--kube-api-qps", "100", "--kube-api-burst", "100", "--metrics-addr", "",
-		"--leader-elect-identity", identity, "--leader-elect-resource-name", lease, "--leader-elect-resource-namespace", ns,
-		"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
+	args := append([]string{"controller", "--leader-elect-identity", identity,
+		"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms"}, flags...)
+	r.cmd = exec.Command(bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {

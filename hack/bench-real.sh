@@ -8,7 +8,7 @@
 #   hack/bench-real.sh                         full matrix (the default-limit 5,000 rows take ~20 min each)
 #   BENCH_BINDERS="kcm volbind" BENCH_LIMITS="20/30 1000/2000" BENCH_SIZES="1000 5000" hack/bench-real.sh
 #   BENCH_SKIP="volbind:20/30:5000 kcm:20/30:5000" hack/bench-real.sh    skip cells
-#   VOLBIND_FLAGS="-claim-workers 4" hack/bench-real.sh                     extra flags for volbind controller
+#   VOLBIND_FLAGS="--claim-workers 4" hack/bench-real.sh                    extra flags for volbind controller
 #   BENCH_NO_CEILING=1 hack/bench-real.sh     skip the closing run that measures the API server's create rate alone
 #   BENCH_REPEAT=3 hack/bench-real.sh         run each cell 3 times on fresh clusters and report the median run
 #
@@ -49,7 +49,7 @@ trap 'exit 143' TERM
 # wait_http URL PID: waits up to 60 s for URL to answer 200 while PID lives.
 wait_http() {
 	for _ in $(seq 1 600); do
-		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+		curl -kfsS -o /dev/null "$1" 2>/dev/null && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -79,11 +79,11 @@ for b in $binders; do
 					port=$(free_port)
 					# shellcheck disable=SC2086 # VOLBIND_FLAGS is a list of flags
 					"$tools/volbind" controller --kubeconfig "$dir/kubeconfig" --leader-elect=false \
-						--kube-api-qps "$qps" --kube-api-burst "$burst" --metrics-addr "127.0.0.1:$port" \
+						--kube-api-qps "$qps" --kube-api-burst "$burst" --bind-address 127.0.0.1 --secure-port "$port" \
 						${VOLBIND_FLAGS:-} </dev/null >"$dir/volbind.log" 2>&1 &
 					pid=$!
 					echo "$pid" >"$dir/volbind.pid"
-					wait_http "http://127.0.0.1:$port/readyz" "$pid"
+					wait_http "https://127.0.0.1:$port/readyz" "$pid"
 					name="volbind controller"
 					;;
 				*) log "unknown binder $b (want kcm or volbind)"; exit 2 ;;

@@ -2,7 +2,10 @@
 # Starts a real control plane on loopback: etcd and kube-apiserver (and, with
 # --with-kcm, kube-controller-manager running only its PV binder), on free
 # 127.0.0.1 ports, in a state directory. Prints the directory on stdout; in it,
-# "kubeconfig" reaches the API server as an administrator and "env" holds
+# "kubeconfig" reaches the API server as an administrator (group system:masters,
+# which RBAC allows everything; other identities get what RBAC grants them:
+# --authorization-mode Node,RBAC), "audit.log" records the requests of service
+# accounts, and "env" holds
 # VOLBIND_API (the server URL), VOLBIND_TOKEN (the admin bearer token) and the
 # PIDs of the processes.
 #
@@ -89,6 +92,18 @@ wait_for "http://127.0.0.1:$etcd_client/health" etcd
 
 openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
 openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
+# Requests of service accounts (the e2e tests run "volbind controller" as one)
+# are recorded in audit.log, which e2e/rbac_test.go compares with the RBAC
+# of examples/controller.
+cat >"$dir/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+POLICY
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 echo "$token,admin,admin,system:masters" >"$dir/tokens.csv"
 api_port=$(free_port "$dir/ports")
@@ -98,7 +113,8 @@ start kube-apiserver "$bin/kube-apiserver" \
 	--endpoint-reconciler-type none --cert-dir "$dir/certs" \
 	--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/sa.pub" \
 	--service-account-signing-key-file "$dir/sa.key" \
-	--token-auth-file "$dir/tokens.csv" --authorization-mode AlwaysAllow \
+	--token-auth-file "$dir/tokens.csv" --authorization-mode Node,RBAC \
+	--audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
 	--service-cluster-ip-range 10.96.0.0/16 \
 	--disable-admission-plugins StorageObjectInUseProtection,ServiceAccount \
 	--max-requests-inflight 2000 --max-mutating-requests-inflight 1000

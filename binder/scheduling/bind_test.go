@@ -69,8 +69,11 @@ func TestBindSuccess(t *testing.T) {
 	if got := counterValue(t, reg, "scheduler_volume_binder_cache_requests_total", "add"); got != 1 {
 		t.Errorf("binder_cache_requests_total{add} = %v, want 1", got)
 	}
-	if got := histogramCount(t, reg, "scheduler_volume_scheduling_duration_seconds", "bind"); got != 1 {
+	if got := histogramCount(t, reg, "scheduler_volume_scheduling_duration_seconds", "bind", 15, 1000); got != 1 {
 		t.Errorf("scheduling_duration_seconds{bind} count = %v, want 1", got)
+	}
+	if got := histogramCount(t, reg, "volbind_scheduler_volume_stage_duration_seconds", "bind", 13, 1e-6); got != 1 {
+		t.Errorf("stage_duration_seconds{bind} count = %v, want 1", got)
 	}
 }
 
@@ -284,9 +287,9 @@ func counterValue(t *testing.T, g prometheus.Gatherer, name, op string) float64 
 	return 0
 }
 
-// histogramCount returns the sample count of histogram name{operation=op}
-// and checks it has kube-scheduler's 15 buckets.
-func histogramCount(t *testing.T, g prometheus.Gatherer, name, op string) uint64 {
+// histogramCount returns the sample count of histogram name for operation
+// op and checks that it has n buckets from first.
+func histogramCount(t *testing.T, g prometheus.Gatherer, name, op string, n int, first float64) uint64 {
 	t.Helper()
 	mfs, err := g.Gather()
 	if err != nil {
@@ -300,8 +303,8 @@ func histogramCount(t *testing.T, g prometheus.Gatherer, name, op string) uint64
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "operation" && l.GetValue() == op {
 					h := m.GetHistogram()
-					if len(h.GetBucket()) != 15 || h.GetBucket()[0].GetUpperBound() != 1000 {
-						t.Errorf("%s buckets = %d from %v, want 15 from 1000", name, len(h.GetBucket()), h.GetBucket()[0].GetUpperBound())
+					if len(h.GetBucket()) != n || h.GetBucket()[0].GetUpperBound() != first {
+						t.Errorf("%s buckets = %d from %v, want %d from %v", name, len(h.GetBucket()), h.GetBucket()[0].GetUpperBound(), n, first)
 					}
 					return h.GetSampleCount()
 				}

@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -62,41 +58,46 @@ type controller struct {
 	// fence guards the Binder's writes and plugin calls with the Lease
 	// (fence.go); nil without leader election.
 	fence binder.Fence
+	// watchdog is the leader-election health check of /healthz and
+	// /livez; nil without leader election.
+	watchdog *leaderelection.HealthzAdaptor
 }
 
 func (c *controller) setState(s controllerState) { c.state.Store(int32(s)) }
 
+// leaderHealthGrace is how long past the lease duration the leader may go
+// without renewing before /healthz and /livez fail, as in
+// kube-controller-manager.
+const leaderHealthGrace = 20 * time.Second
+
 // controllerMain runs the Binder on cs until ctx is done or the Lease is
-// lost. It serves metrics and health on ln when ln is not nil, and returns
-// after every goroutine it started has exited.
-func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOptions, ln net.Listener) error {
-	c := &controller{cs: cs, o: o, reg: prometheus.NewRegistry()}
+// lost, with its metrics on reg. It serves metrics and health on srv when
+// srv is not nil, and returns after every goroutine it started has exited.
+func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOptions, reg *prometheus.Registry, srv *serving) error {
+	c := &controller{cs: cs, o: o, reg: reg}
 	c.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "volbind", Subsystem: "controller", Name: "leader",
 		Help: "1 while this replica holds the leader-election Lease (or runs without leader election), else 0.",
 	})
-	c.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), c.leader)
+	if err := c.reg.Register(c.leader); err != nil {
+		return fmt.Errorf("controller: register metrics: %w", err)
+	}
+	if o.LeaderElect {
+		c.watchdog = leaderelection.NewLeaderHealthzAdaptor(leaderHealthGrace)
+	}
 
 	// Deferred in this order so that the goroutines are told to stop
 	// (cancel) before they are waited for.
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if ln != nil {
-		srv := &http.Server{Handler: c.healthMux(), ReadHeaderTimeout: 10 * time.Second}
-		wg.Go(func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				klog.FromContext(ctx).Error(err, "Metrics server stopped")
-			}
-		})
-		wg.Go(func() {
-			<-ctx.Done()
-			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(shutdownCtx)
-		})
+	if srv != nil {
+		stopped, err := srv.serve(ctx, srv.handler(c.reg, healthChecks{election: c.watchdog, ready: healthz.NamedCheck("binder", c.readyCheck)}))
+		if err != nil {
+			cancel()
+			return err
+		}
+		defer func() { <-stopped }()
 	}
+	defer cancel()
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	defer broadcaster.Shutdown()
@@ -124,7 +125,8 @@ func (c *controller) leaderElectionConfig(cb leaderelection.LeaderCallbacks) lea
 		RenewDeadline:   c.o.RenewDeadline,
 		RetryPeriod:     c.o.RetryPeriod,
 		ReleaseOnCancel: true,
-		Name:            "volbind",
+		Name:            c.o.LeaseName,
+		WatchDog:        c.watchdog,
 		Callbacks:       cb,
 	}
 }
@@ -189,9 +191,15 @@ func (c *controller) lead(ctx context.Context) error {
 	// kube-controller-manager does; Delete volumes of external provisioners
 	// are left to them, other Delete volumes become Failed (no deleter
 	// plugin is built into the program).
-	rec, err := recycler.NewForClientset(c.cs, recycler.Config{})
-	if err != nil {
-		return fmt.Errorf("controller: %w", err)
+	// Without --recycler they become Failed (event VolumeFailedRecycle),
+	// as volumes of a policy nothing can carry out do.
+	reclaim := &binder.ReclaimConfig{}
+	if c.o.Recycler {
+		rec, err := recycler.NewForClientset(c.cs, recycler.Config{})
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
+		}
+		reclaim.Recycler = rec
 	}
 	b, err := binder.NewForClientset(ctx, c.cs, factory, binder.Config{
 		ClaimWorkers:   c.o.ClaimWorkers,
@@ -200,7 +208,7 @@ func (c *controller) lead(ctx context.Context) error {
 		AvailableDelay: c.o.AvailableDelay,
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
-		Reclaim:        &binder.ReclaimConfig{Recycler: rec},
+		Reclaim:        reclaim,
 		Fence:          c.fence,
 		Identity:       c.o.Identity,
 	})
@@ -225,20 +233,12 @@ func (c *controller) lead(ctx context.Context) error {
 	return nil
 }
 
-// healthMux serves /metrics, /healthz (the process serves) and /readyz
-// (ready while waiting for the Lease or running the Binder; not while
-// the informers sync or the controller stops).
-func (c *controller) healthMux() *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		s := controllerState(c.state.Load())
-		if !s.ready() {
-			http.Error(w, s.String(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ok: "+s.String())
-	})
-	return mux
+// readyCheck is the "binder" check of /readyz: ready while waiting for
+// the Lease or running the Binder; not while the informers sync or the
+// controller stops.
+func (c *controller) readyCheck(*http.Request) error {
+	if s := controllerState(c.state.Load()); !s.ready() {
+		return errors.New(s.String())
+	}
+	return nil
 }

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -23,24 +22,14 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder"
 )
 
-// httpGet fetches url without keeping the connection (no goroutine left
-// for goleak).
+// httpGet fetches url with a token allowed to read /metrics.
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: wait.ForeverTestTimeout}
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode, string(body)
+	return httpsGetAs(t, url, scraperToken)
 }
 
 func fakeCluster() *fake.Clientset {
@@ -80,14 +69,11 @@ func testControllerOptions(leaderElect bool) controllerOptions {
 // listener's base URL, a cancel func and the channel of its result.
 func startController(t *testing.T, cs *fake.Clientset, o controllerOptions) (base string, cancel context.CancelFunc, done <-chan error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, base := testServing(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	ch := make(chan error, 1)
-	go func() { ch <- controllerMain(ctx, cs, o, ln) }()
-	return "http://" + ln.Addr().String(), cancel, ch
+	go func() { ch <- controllerMain(ctx, cs, o, prometheus.NewRegistry(), srv) }()
+	return base, cancel, ch
 }
 
 // waitDone waits for the controller's result.
@@ -132,7 +118,7 @@ func holder(t *testing.T, cs *fake.Clientset) string {
 // claim, serves health and metrics, and on cancellation releases the Lease
 // and returns with no goroutine left.
 func TestControllerBindsOnFakeClientset(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	base, cancel, done := startController(t, cs, testControllerOptions(true))
 	defer cancel()
@@ -144,11 +130,14 @@ func TestControllerBindsOnFakeClientset(t *testing.T) {
 	if code, body := httpGet(t, base+"/healthz"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
-	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "running") {
-		t.Errorf("/readyz = %d %q, want 200 running", code, body)
+	if code, body := httpGet(t, base+"/readyz?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]binder ok") {
+		t.Errorf("/readyz = %d %q, want 200 with the binder check ok", code, body)
+	}
+	if code, body := httpGet(t, base+"/livez?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]leaderElection ok") {
+		t.Errorf("/livez = %d %q, want 200 with the leader-election check ok", code, body)
 	}
 	code, body := httpGet(t, base+"/metrics")
-	for _, want := range []string{"volbind_controller_leader 1", "volbind_binder_binds_total 1", "volbind_binder_syncs_total", "go_goroutines"} {
+	for _, want := range []string{"volbind_controller_leader 1", "volbind_binder_binds_total 1", "volbind_binder_syncs_total", "volbind_binder_workqueue_adds_total"} {
 		if code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("/metrics = %d, want it to contain %q", code, want)
 		}
@@ -164,7 +153,7 @@ func TestControllerBindsOnFakeClientset(t *testing.T) {
 }
 
 func TestControllerWithoutLeaderElection(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	base, cancel, done := startController(t, cs, testControllerOptions(false))
 	defer cancel()
@@ -187,7 +176,7 @@ func TestControllerWithoutLeaderElection(t *testing.T) {
 // TestControllerStandby checks that a replica that does not get the Lease
 // does not run the Binder but reports ready, and stops cleanly.
 func TestControllerStandby(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	now := metav1.NewMicroTime(time.Now())
 	if _, err := cs.CoordinationV1().Leases("kube-system").Create(t.Context(), &coordinationv1.Lease{
@@ -211,8 +200,8 @@ func TestControllerStandby(t *testing.T) {
 		}
 		return n >= 2
 	})
-	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "standby") {
-		t.Errorf("/readyz = %d %q, want 200 standby", code, body)
+	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/readyz = %d %q, want 200 ok (standing by)", code, body)
 	}
 	if _, body := httpGet(t, base+"/metrics"); !strings.Contains(body, "volbind_controller_leader 0") {
 		t.Errorf("/metrics does not say the replica is not leading")
@@ -234,7 +223,7 @@ func TestControllerStandby(t *testing.T) {
 // TestControllerLosesLease checks that a leader that cannot renew its
 // Lease stops the Binder and fails with errLeadershipLost.
 func TestControllerLosesLease(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	cs := fakeCluster()
 	o := testControllerOptions(true)
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 600*time.Millisecond, 300*time.Millisecond, 20*time.Millisecond
@@ -282,11 +271,62 @@ func TestLeaderElectionConfig(t *testing.T) {
 }
 
 func TestControllerBadLeaderElectionConfig(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	o := testControllerOptions(true)
 	o.RenewDeadline = o.LeaseDuration // parseControllerFlags refuses this; controllerMain must too
-	err := controllerMain(t.Context(), fake.NewClientset(), o, nil)
+	err := controllerMain(t.Context(), fake.NewClientset(), o, prometheus.NewRegistry(), nil)
 	if err == nil || !strings.Contains(err.Error(), "leader election") {
 		t.Errorf("controllerMain = %v, want a leader election error", err)
+	}
+}
+
+// TestControllerWithoutRecycler checks --recycler=false: a released
+// Recycle volume becomes Failed with a VolumeFailedRecycle event and no
+// pod is touched (the no-recycler RBAC grants none).
+func TestControllerWithoutRecycler(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-released", ResourceVersion: "1"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRecycle,
+			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/pv-released"}},
+			ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "gone", UID: "uid-gone"},
+		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
+	}
+	cs := fake.NewClientset(pv)
+	o := testControllerOptions(false)
+	o.Recycler = false
+	_, cancel, done := startController(t, cs, o)
+	defer cancel()
+
+	poll(t, "pv-released Failed", func(ctx context.Context) bool {
+		got, err := cs.CoreV1().PersistentVolumes().Get(ctx, "pv-released", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == v1.VolumeFailed
+	})
+	poll(t, "a VolumeFailedRecycle event", func(ctx context.Context) bool {
+		evs, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == binder.ReasonVolumeFailedRecycle && ev.InvolvedObject.Name == "pv-released" {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	if err := waitDone(t, done); err != nil {
+		t.Errorf("controllerMain = %v, want nil", err)
+	}
+	for _, a := range cs.Actions() {
+		// The Binder's pod informer lists and watches pods; nothing else
+		// touches them without the recycler.
+		if v := a.GetVerb(); a.GetResource().Resource == "pods" && v != "list" && v != "watch" {
+			t.Errorf("pod action %s with --recycler=false", v)
+		}
 	}
 }

@@ -16,11 +16,18 @@
 // invariant broke.
 //
 // "volbind controller" connects to a cluster with client-go (--kubeconfig,
-// or the in-cluster configuration by default), feeds the Binder from
+// else $KUBECONFIG, else ~/.kube/config, else the in-cluster configuration;
+// --master overrides the server), feeds the Binder from
 // informers and runs it until SIGINT or SIGTERM, while it holds a
 // coordination.k8s.io Lease (leader election, on by default, so that
-// several replicas can run for high availability). --metrics-addr serves
-// Prometheus metrics, /healthz and /readyz. The Binder does the work of the
+// several replicas can run for high availability). Its flags and logs are
+// kube-controller-manager's (double-dash, --logging-format=text|json, -v,
+// --vmodule, --version). It serves over HTTPS on
+// --bind-address:--secure-port (10260; a self-signed certificate when none
+// is given) Prometheus metrics on /metrics, to callers the API server
+// authenticates (TokenReview) and authorizes (SubjectAccessReview), and
+// /healthz, /livez and /readyz to anyone (--authorization-always-allow-paths).
+// examples/controller deploys it with the RBAC it needs. The Binder does the work of the
 // PersistentVolume binder of kube-controller-manager: disable that one
 // (kube-controller-manager --controllers=*,-persistentvolume-binder-controller)
 // so that the two do not compete; that also stops its in-tree dynamic
@@ -29,5 +36,5 @@
 // that only an embedder can register (binder.Config.Provisioning and
 // Reclaim); CSI drivers' external-provisioner does both for CSI volumes.
 //
-// Run "volbind <command> -h" for the flags of a command.
+// Run "volbind <command> --help" for the flags of a command.
 package main

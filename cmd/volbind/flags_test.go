@@ -99,80 +99,6 @@ func TestParseSimulateFlagsHelp(t *testing.T) {
 	}
 }
 
-func TestParseControllerFlags(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		args    []string
-		check   func(t *testing.T, o controllerOptions)
-		wantErr string
-	}{
-		{name: "defaults", check: func(t *testing.T, o controllerOptions) {
-			want := controllerOptions{QPS: 20, Burst: 30, ClaimWorkers: 32, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
-				AvailableDelay: 5 * time.Second, ContentType: "application/vnd.kubernetes.protobuf", MetricsAddr: ":8080",
-				LeaderElect: true, LeaseName: "volbind", LeaseNS: "kube-system", Identity: o.Identity,
-				LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
-			if diff := cmp.Diff(want, o); diff != "" {
-				t.Errorf("defaults (-want +got):\n%s", diff)
-			}
-			if !strings.Contains(o.Identity, "_") || len(o.Identity) < 38 {
-				t.Errorf("Identity = %q, want host name, _ and a UUID", o.Identity)
-			}
-		}},
-		{name: "every flag", args: []string{"--kubeconfig=/tmp/kc", "--kube-api-qps=1000", "--kube-api-burst=2000", "--claim-workers=4",
-			"--volume-workers=2", "--resync=1m", "--metrics-addr=", "--v=3", "--leader-elect=false", "--available-delay=0",
-			"--kube-api-content-type=application/json"},
-			check: func(t *testing.T, o controllerOptions) {
-				if o.Kubeconfig != "/tmp/kc" || o.QPS != 1000 || o.Burst != 2000 || o.ClaimWorkers != 4 || o.VolumeWorkers != 2 ||
-					o.ResyncPeriod != time.Minute || o.MetricsAddr != "" || o.Verbosity != 3 || o.LeaderElect ||
-					o.AvailableDelay != 0 || o.ContentType != "application/json" {
-					t.Errorf("parsed = %+v", o)
-				}
-			}},
-		{name: "lease flags", args: []string{"-leader-elect-resource-name", "b", "-leader-elect-resource-namespace", "ns", "-leader-elect-identity", "me",
-			"-leader-elect-lease-duration", "30s", "-leader-elect-renew-deadline", "20s", "-leader-elect-retry-period", "5s"},
-			check: func(t *testing.T, o controllerOptions) {
-				if o.LeaseName != "b" || o.LeaseNS != "ns" || o.Identity != "me" || o.LeaseDuration != 30*time.Second ||
-					o.RenewDeadline != 20*time.Second || o.RetryPeriod != 5*time.Second {
-					t.Errorf("parsed = %+v", o)
-				}
-			}},
-		{name: "bad lease timing is fine without leader election", args: []string{"-leader-elect=false", "-leader-elect-renew-deadline", "1h"},
-			check: func(t *testing.T, o controllerOptions) {
-				if o.LeaderElect {
-					t.Errorf("LeaderElect = true")
-				}
-			}},
-		{name: "zero qps", args: []string{"-kube-api-qps", "0"}, wantErr: "-kube-api-qps"},
-		{name: "zero burst", args: []string{"-kube-api-burst", "0"}, wantErr: "-kube-api-burst"},
-		{name: "zero workers", args: []string{"-claim-workers", "0"}, wantErr: "-claim-workers"},
-		{name: "zero resync", args: []string{"-resync", "0"}, wantErr: "-resync"},
-		{name: "negative available delay", args: []string{"-available-delay", "-1s"}, wantErr: "-available-delay"},
-		{name: "unknown content type", args: []string{"-kube-api-content-type", "text/plain"}, wantErr: "-kube-api-content-type"},
-		{name: "renew deadline beyond lease", args: []string{"-leader-elect-renew-deadline", "20s"}, wantErr: "-leader-elect-lease-duration"},
-		{name: "retry period too close to renew deadline", args: []string{"-leader-elect-retry-period", "9s"}, wantErr: "-leader-elect-retry-period"},
-		{name: "no identity", args: []string{"-leader-elect-identity", ""}, wantErr: "identity"},
-		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var stderr bytes.Buffer
-			o, err := parseControllerFlags(tc.args, &stderr)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("parseControllerFlags(%q) error = %v, want one containing %q", tc.args, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parseControllerFlags(%q): %v", tc.args, err)
-			}
-			tc.check(t, o)
-		})
-	}
-}
-
 func TestRun(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -188,8 +114,10 @@ func TestRun(t *testing.T) {
 		{name: "help", args: []string{"help"}, wantStdout: "simulate"},
 		{name: "unknown command", args: []string{"bogus"}, wantErr: `unknown command "bogus"`, wantStderr: "usage"},
 		{name: "simulate flag error", args: []string{"simulate", "-o", "xml"}, wantErr: "-o must be"},
-		{name: "controller flag error", args: []string{"controller", "-claim-workers", "0"}, wantErr: "-claim-workers"},
-		{name: "controller without a kubeconfig", args: []string{"controller", "-kubeconfig", "/does/not/exist"}, wantErr: "client configuration"},
+		{name: "controller flag error", args: []string{"controller", "--claim-workers", "0"}, wantErr: "--claim-workers"},
+		{name: "controller without a kubeconfig", args: []string{"controller", "--kubeconfig", "/does/not/exist"}, wantErr: "client configuration"},
+		{name: "controller --version", args: []string{"controller", "--version"}, wantStdout: "volbind "},
+		{name: "controller --version=raw", args: []string{"controller", "--version=raw"}, wantStdout: "GoVersion:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,9 +154,10 @@ func TestFlagErrors(t *testing.T) {
 		{args: []string{"simulate", "-h"}, help: true},
 		{args: []string{"controller", "--help"}, help: true},
 		{args: []string{"simulate", "-nope"}, flagSyntax: true},
-		{args: []string{"controller", "-claim-workers", "x"}, flagSyntax: true},
+		{args: []string{"controller", "--claim-workers", "x"}, flagSyntax: true},
+		{args: []string{"controller", "--version=maybe"}, flagSyntax: true},
 		{args: []string{"simulate", "-o", "xml"}},
-		{args: []string{"controller", "-claim-workers", "0"}},
+		{args: []string{"controller", "--claim-workers", "0"}},
 	}
 	for _, tc := range tests {
 		err := run(t.Context(), tc.args, nil, io.Discard, io.Discard)

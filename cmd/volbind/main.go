@@ -45,6 +45,7 @@ const usage = `usage: volbind <command> [flags]
 commands:
   simulate     bind a generated (or -f loaded) cluster on the embedded in-memory API and print a report
   controller   run the Binder against a real cluster (kubeconfig or in-cluster), with leader election
+               and HTTPS /metrics, /healthz, /livez, /readyz ("volbind controller --help")
 
 Run "volbind <command> -h" for the flags of a command.
 `
@@ -71,11 +72,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil {
 			return err
 		}
-		ctx, err = withLogger(ctx, o.Verbosity, false)
-		if err != nil {
-			return err
+		if o.showVersion != "false" {
+			printVersion(stdout, o.showVersion)
+			return nil
 		}
-		return runController(ctx, o)
+		return runController(ctx, o) // configures klog from the logging flags
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -116,21 +116,3 @@ func TestLoadManifestFilesStdin(t *testing.T) {
 		t.Fatalf("loadManifestFiles(-) = %v, %v; want the volume from-stdin", got, err)
 	}
 }
-
-// TestControllerDeployManifest checks that the controller's deployment
-// example decodes and holds nothing simulate would load.
-func TestControllerDeployManifest(t *testing.T) {
-	t.Parallel()
-	got, err := loadManifestFiles([]string{"../../examples/controller/deploy.yaml"}, nil)
-	if err != nil {
-		t.Fatalf("loadManifestFiles: %v", err)
-	}
-	if n := len(got.objects()); n != 0 || len(got.Warnings) != 6 {
-		t.Errorf("got %d objects and warnings %q; want none and 6 skipped kinds", n, got.Warnings)
-	}
-	for _, w := range got.Warnings {
-		if strings.Contains(w, "unknown kind") {
-			t.Errorf("warning %q: a kind client-go does not know", w)
-		}
-	}
-}

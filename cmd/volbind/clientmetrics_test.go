@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// processRegistryTested is set by the first run of TestProcessRegistry.
+var processRegistryTested atomic.Bool
+
+// gather returns the text exposition of reg.
+func gather(t *testing.T, reg prometheus.Gatherer) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// TestProcessRegistry checks that the registry of the program gets
+// client-go's REST client metrics and leader-election metrics. It is the
+// only test that registers them: client-go keeps the first adapters of the
+// process.
+func TestProcessRegistry(t *testing.T) {
+	if !processRegistryTested.CompareAndSwap(false, true) {
+		t.Skip("client-go kept the adapters of this test's first run (-count > 1)")
+	}
+	reg, err := newProcessRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One real request, to the reviewer's server (404 for a pod).
+	cs, _ := reviewer(t)
+	_, _ = cs.CoreV1().Pods("default").Get(t.Context(), "p", metav1.GetOptions{})
+
+	// A leader election on the fake clientset that takes the Lease.
+	fcs := fake.NewClientset()
+	ctx, cancel := context.WithCancel(t.Context())
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "metrics-test"},
+			Client: fcs.CoordinationV1(), LockConfig: resourcelock.ResourceLockConfig{Identity: "me"}},
+		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 100 * time.Millisecond,
+		Name:      "metrics-test",
+		Callbacks: leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); le.Run(ctx) }()
+	poll(t, "the Lease taken", func(context.Context) bool { return le.IsLeader() })
+	text := gather(t, reg)
+	cancel()
+	<-done
+
+	for _, want := range []string{
+		`rest_client_requests_total{code="404",host="` + hostOf(t, cs) + `",method="GET"} 1`,
+		`rest_client_request_duration_seconds_bucket{host=`,
+		`rest_client_rate_limiter_duration_seconds_count{host=`,
+		`leader_election_master_status{name="metrics-test"} 1`,
+		"go_goroutines", "process_",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics do not contain %q:\n%s", want, text)
+		}
+	}
+}
+
+// hostOf returns the server URL of cs.
+func hostOf(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	c, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok {
+		t.Fatalf("REST client is a %T", cs.CoreV1().RESTClient())
+	}
+	return c.Get().URL().Host
+}
