@@ -7,8 +7,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/klog/v2"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/binder/bindertest"
