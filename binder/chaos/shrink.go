@@ -15,10 +15,15 @@ const shrinkAttempts = 3
 // smallest it found with its result (c and res when nothing smaller
 // fails). It blocks while it runs the candidates.
 func Shrink(ctx context.Context, c Case, res Result) (Case, Result) {
+	return shrink(ctx, c, res, Run)
+}
+
+// shrink is Shrink with the function that runs a case.
+func shrink(ctx context.Context, c Case, res Result, run func(context.Context, Case) (Result, error)) (Case, Result) {
 	want := res.Classes()
 	fails := func(cand Case) (Result, bool) {
 		for range shrinkAttempts {
-			r, err := Run(ctx, cand)
+			r, err := run(ctx, cand)
 			if err != nil {
 				return r, false
 			}
@@ -69,14 +74,14 @@ func candidates(c Case) []Case {
 		add(func(n *Case) {
 			n.Classes &^= cl
 			if cl == Crash {
-				n.CrashAt = 0
+				n.CrashAt, n.CrashApplied = 0, false
 			}
 			if cl == Churn {
 				n.Churn = 0
 			}
 		})
 	}
-	add(func(n *Case) { n.CrashAt = 0 })
+	add(func(n *Case) { n.CrashAt, n.CrashApplied = 0, false })
 	add(func(n *Case) { n.Workers = 1 })
 	add(func(n *Case) { n.AvailableDelay = false })
 	add(func(n *Case) { n.Async = false })
