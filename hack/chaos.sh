@@ -43,7 +43,9 @@ if ((failed > 0)); then
 	echo "violations by invariant (seeds):"
 	cat "${logs[@]}" | grep -o 'chaos: FAIL seed=[0-9]* invariants=[a-z,-]*' | sed 's/.*invariants=//' | tr , '\n' | sort | uniq -c | sort -rn
 	echo "violations:"
-	cat "${logs[@]}" | grep -E '^\s+chaos_test.go:[0-9]+: [a-z-]+: ' | sed 's/^\s*chaos_test.go:[0-9]*: //' | sort | uniq | head -200
+	inv='double-bind|bound-claim-volume|half-bound|retain-deleted|reclaim-while-claimed|storage-lost|not-reclaimed|claim-unbound|provisioned-unsynced|reclaimed-twice|not-settled|phase'
+	cat "${logs[@]}" | grep -E "^\s+chaos_test.go:[0-9]+: ($inv): " | sed 's/^\s*chaos_test.go:[0-9]*: //' | sort | uniq | head -200
+	echo "seeds a restarted Binder repaired (stuck, not broken): $(cat "${logs[@]}" | grep -c 'stuck: a restarted' || true)"
 	echo "replay lines:"
 	cat "${logs[@]}" | grep -o 'replay: .*' | sort -u
 fi

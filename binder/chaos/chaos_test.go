@@ -67,7 +67,11 @@ func runCase(t *testing.T, c chaos.Case) {
 			t.Logf("state: %s", l)
 		}
 	}
-	t.Errorf("chaos: FAIL seed=%d invariants=%s", c.Seed, strings.Join(res.Classes(), ","))
+	stuck := ""
+	if res.RepairedByRestart {
+		stuck = " (stuck: a restarted Binder repaired the cluster)"
+	}
+	t.Errorf("chaos: FAIL seed=%d invariants=%s%s", c.Seed, strings.Join(res.Classes(), ","), stuck)
 	t.Errorf("replay: %s", replayLine(c))
 	if *flagShrink {
 		small, sres := chaos.Shrink(t.Context(), c, res)

@@ -128,6 +128,15 @@ func TestStorageChecks(t *testing.T) {
 	}{
 		{"delete under a live claim", func(r *run) { r.st.remove(live) }, []string{ReclaimWhileClaimed, StorageLost}},
 		{"delete of a Retain volume", func(r *run) { r.st.remove(retain) }, []string{RetainDeleted}},
+		{"delete of a volume whose claim is bound elsewhere", func(r *run) {
+			elsewhere := live.DeepCopy()
+			elsewhere.Name = "pv-4"
+			r.st.remove(elsewhere) // pv-4 does not exist: a cleanup
+			if err := r.srv.Seed(context.Background(), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			r.st.remove(elsewhere) // claim a is bound to pv-1
+		}, nil},
 		{"recycle twice", func(r *run) {
 			in := &instance{crashed: make(chan struct{})}
 			r.st.recycle(in, recycled)

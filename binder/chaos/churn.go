@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 )
 
 // churn makes one change a user would make while the Binder runs: create
@@ -16,24 +15,17 @@ func (r *run) churn() error {
 	r.created++
 	switch n := r.rng.IntN(20); {
 	case n < 7:
-		class := classNamesAll[r.rng.IntN(len(classNamesAll))]
-		_, err := r.srv.CreateClaim(ctx, newClaim(fmt.Sprintf("new-claim-%d", r.created), class, 1+r.rng.IntN(8)))
+		_, err := r.srv.CreateClaim(ctx, newClaim(fmt.Sprintf("new-claim-%d", r.created), r.claimClass(), 1+r.rng.IntN(8)))
 		return err
 	case n < 12:
-		claims := slices.DeleteFunc(r.srv.Claims(), func(pvc *v1.PersistentVolumeClaim) bool {
-			// A Pending claim of a provisioning class may be in the
-			// middle of its provisioning (issue 14 point 2), which only
-			// asynchronous events show.
-			return r.c.Classes&ClaimGoneMidProvision == 0 && (r.c.Informers || r.c.Async) &&
-				pvc.Status.Phase == v1.ClaimPending && provisions(ptr.Deref(pvc.Spec.StorageClassName, ""))
-		})
+		claims := r.srv.Claims()
 		if len(claims) == 0 {
 			return nil
 		}
 		pvc := claims[r.rng.IntN(len(claims))]
 		return ignoreNotFound(r.srv.DeleteClaim(ctx, pvc.Namespace, pvc.Name))
 	case n < 16:
-		pv := newVolume(fmt.Sprintf("new-pv-%d", r.created), classNamesAll[r.rng.IntN(3)], 1+r.rng.IntN(10),
+		pv := newVolume(fmt.Sprintf("new-pv-%d", r.created), r.staticClass(), 1+r.rng.IntN(10),
 			r.policy())
 		r.addedVolume(pv)
 		// Seeding is a create that no fault meant for the Binder hits.
@@ -72,4 +64,28 @@ func (r *run) policy() v1.PersistentVolumeReclaimPolicy {
 		return v1.PersistentVolumeReclaimDelete
 	}
 	return p
+}
+
+// asyncProvisioningOff reports whether claims must not be provisioned
+// (see AsyncProvisioning).
+func (r *run) asyncProvisioningOff() bool {
+	return r.c.Classes&AsyncProvisioning == 0 && (r.c.Informers || r.c.Async)
+}
+
+// staticClass draws the class of a static volume: "", "manual" or "fast"
+// (the last only where claims of it may be provisioned).
+func (r *run) staticClass() string {
+	if r.asyncProvisioningOff() {
+		return classNamesAll[r.rng.IntN(2)]
+	}
+	return classNamesAll[r.rng.IntN(3)]
+}
+
+// claimClass draws the class of a claim: "", "manual", or (where claims
+// may be provisioned) "fast" or "keep".
+func (r *run) claimClass() string {
+	if r.asyncProvisioningOff() {
+		return classNamesAll[r.rng.IntN(2)]
+	}
+	return classNamesAll[r.rng.IntN(len(classNamesAll))]
 }

@@ -101,14 +101,13 @@ func bindBoth(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) {
 // unbound (Available, Pending or no phase), pre-bound by name on either
 // side, bound, half-bound on either side, released (bound to a claim that
 // is gone) with each reclaim policy, and claims to provision.
-func cluster(rng *rand.Rand, n int, policy func() v1.PersistentVolumeReclaimPolicy) (volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) {
+func cluster(rng *rand.Rand, n int, claimClass, staticClass func() string, policy func() v1.PersistentVolumeReclaimPolicy) (volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) {
 	for i := range n {
-		class := classNamesAll[rng.IntN(len(classNamesAll))]
-		claims = append(claims, newClaim(fmt.Sprintf("claim-%d", i), class, 1+rng.IntN(8)))
+		claims = append(claims, newClaim(fmt.Sprintf("claim-%d", i), claimClass(), 1+rng.IntN(8)))
 	}
 	next := 0 // claims before next are taken by a volume
 	for i := range n {
-		class := classNamesAll[rng.IntN(3)] // "", manual or fast: static volumes
+		class := staticClass()
 		pv := newVolume(fmt.Sprintf("pv-%d", i), class, 1+rng.IntN(10), policy())
 		volumes = append(volumes, pv)
 		r := rng.IntN(20)

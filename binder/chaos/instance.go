@@ -85,7 +85,7 @@ func (in *instance) DeleteVolume(ctx context.Context, name string) error {
 			if cur.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRetain {
 				in.vs.add(RetainDeleted, "Retain volume %s deleted by the Binder", name)
 			}
-			if in.st.claimAlive(cur.Spec.ClaimRef) {
+			if in.st.claimUses(cur.Spec.ClaimRef, name) {
 				in.vs.add(ReclaimWhileClaimed, "volume %s deleted while its claim %s/%s exists", name,
 					cur.Spec.ClaimRef.Namespace, cur.Spec.ClaimRef.Name)
 			}

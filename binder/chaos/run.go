@@ -27,6 +27,11 @@ type Result struct {
 	Instances int
 	// State describes every volume and claim at the end, one line each.
 	State []string
+	// RepairedByRestart is set when the settled cluster broke invariants
+	// that a new Binder, started on it without faults, then repaired: the
+	// Binder that ran had got stuck (a liveness bug) rather than done
+	// something it cannot undo.
+	RepairedByRestart bool
 }
 
 // Failed reports whether the run broke an invariant.
@@ -86,7 +91,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	}
 	r.srv = bindertest.New(opts...)
 	r.st = newStorage(r.srv, r.vs)
-	vols, claims := cluster(r.rng, c.Objects, r.policy)
+	vols, claims := cluster(r.rng, c.Objects, r.claimClass, r.staticClass, r.policy)
 	objs := classes()
 	for _, pv := range vols {
 		objs = append(objs, pv)
@@ -129,9 +134,13 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	}
 	r.live = nil
 	r.check(r.vs)
+	repaired, err := r.secondOpinion()
+	if err != nil {
+		return Result{}, err
+	}
 	st := r.srv.Stats()
 	return Result{Case: c, Violations: r.vs.all(), Writes: st.TotalWrites(), Faults: st.Faults,
-		Conflicts: st.Conflicts, Instances: r.started, State: r.state()}, nil
+		Conflicts: st.Conflicts, Instances: r.started, State: r.state(), RepairedByRestart: repaired}, nil
 }
 
 // addedVolume records a volume the driver creates or seeds.
@@ -328,4 +337,27 @@ func (r *run) state() []string {
 			ptr.Deref(pvc.Spec.StorageClassName, "<nil>"), pvc.Spec.Resources.Requests.Storage(), pvc.Spec.VolumeName, pvc.UID, pvc.Annotations))
 	}
 	return out
+}
+
+// secondOpinion starts a new Binder, without faults, on a settled cluster
+// that breaks invariants, lets it settle and reports whether the cluster
+// then holds every invariant.
+func (r *run) secondOpinion() (bool, error) {
+	if len(r.vs.all()) == 0 {
+		return false, nil
+	}
+	if err := r.startInstance(0, false); err != nil {
+		return false, err
+	}
+	_, err := r.settle()
+	for _, in := range r.live {
+		in.stop()
+	}
+	r.live = nil
+	if err != nil {
+		return false, err
+	}
+	var after violations
+	r.check(&after)
+	return len(after.all()) == 0, nil
 }

@@ -9,20 +9,27 @@ import (
 // so a candidate counts as failing when one of its runs fails.
 const shrinkAttempts = 3
 
+// shrinkBudget bounds the runs of one Shrink.
+const shrinkBudget = 60
+
 // Shrink looks for a smaller case than c that still breaks one of the
 // invariants res (c's failing result) names: fewer objects, less churn,
 // fewer disturbance classes, no crash, fewer workers. It returns the
 // smallest it found with its result (c and res when nothing smaller
 // fails). It blocks while it runs the candidates.
 func Shrink(ctx context.Context, c Case, res Result) (Case, Result) {
-	return shrink(ctx, c, res, Run)
+	return shrink(ctx, c, res, Run, shrinkBudget)
 }
 
 // shrink is Shrink with the function that runs a case.
-func shrink(ctx context.Context, c Case, res Result, run func(context.Context, Case) (Result, error)) (Case, Result) {
+func shrink(ctx context.Context, c Case, res Result, run func(context.Context, Case) (Result, error), budget int) (Case, Result) {
 	want := res.Classes()
+	runs := 0
 	fails := func(cand Case) (Result, bool) {
 		for range shrinkAttempts {
+			if runs++; runs > budget {
+				return Result{}, false
+			}
 			r, err := run(ctx, cand)
 			if err != nil {
 				return r, false

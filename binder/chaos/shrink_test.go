@@ -22,7 +22,7 @@ func TestShrink(t *testing.T) {
 		return Result{Case: c}, nil
 	}
 	res, _ := fake(context.Background(), c)
-	got, gres := shrink(context.Background(), c, res, fake)
+	got, gres := shrink(context.Background(), c, res, fake, 1000)
 	want := Case{Seed: 3, Objects: 7, Workers: 1, Classes: Errors}
 	if got != want {
 		t.Errorf("shrink = %s, want %s", got, want)

@@ -66,24 +66,34 @@ func handleOf(pv *v1.PersistentVolume) string {
 	return ""
 }
 
-// claimAlive reports whether the claim ref names (by UID) exists.
-func (st *storage) claimAlive(ref *v1.ObjectReference) bool {
+// claimUses reports whether the claim ref names (by UID) exists and may
+// use the volume named pvName: it is bound to it or to no volume. A claim
+// bound to another volume does not need this one (Kubernetes then reclaims
+// a volume provisioned for it).
+func (st *storage) claimUses(ref *v1.ObjectReference, pvName string) bool {
 	if ref == nil || ref.UID == "" {
 		return false
 	}
 	pvc, err := st.srv.GetClaim(context.Background(), ref.Namespace, ref.Name)
-	return err == nil && pvc.UID == ref.UID
+	return err == nil && pvc.UID == ref.UID && (pvc.Spec.VolumeName == "" || pvc.Spec.VolumeName == pvName)
 }
 
 // liveVolumeUses reports whether a volume object named name refers to
 // handle and is bound to a claim that exists and is bound to it.
 func (st *storage) liveVolumeUses(name, handle string) bool {
 	pv, err := st.srv.GetVolume(context.Background(), name)
-	if err != nil || handleOf(pv) != handle || !st.claimAlive(pv.Spec.ClaimRef) {
+	if err != nil || handleOf(pv) != handle || pv.Spec.ClaimRef == nil {
 		return false
 	}
 	pvc, err := st.srv.GetClaim(context.Background(), pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
-	return err == nil && pvc.Spec.VolumeName == pv.Name
+	return err == nil && pvc.UID == pv.Spec.ClaimRef.UID && pvc.Spec.VolumeName == pv.Name
+}
+
+// volumeExists reports whether the Server holds a volume named name with
+// uid (any uid when uid is empty).
+func (st *storage) volumeExists(name string, uid types.UID) bool {
+	pv, err := st.srv.GetVolume(context.Background(), name)
+	return err == nil && (uid == "" || pv.UID == uid)
 }
 
 // provision creates (or returns again) the storage of a volume.
@@ -108,7 +118,9 @@ func (st *storage) provision(inst *instance, req *binder.ProvisionRequest) *v1.P
 // must follow.
 func (st *storage) begin(op string, pv *v1.PersistentVolume) *asset {
 	handle := handleOf(pv)
-	if st.claimAlive(pv.Spec.ClaimRef) {
+	// Storage whose volume object does not exist (a provisioned volume
+	// whose create failed) is no volume's yet: deleting it is a cleanup.
+	if st.volumeExists(pv.Name, pv.UID) && st.claimUses(pv.Spec.ClaimRef, pv.Name) {
 		st.vs.add(ReclaimWhileClaimed, "%s of volume %s while its claim %s/%s (%s) exists", op, pv.Name,
 			pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name, pv.Spec.ClaimRef.UID)
 	}

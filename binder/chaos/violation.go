@@ -18,7 +18,8 @@ const (
 	// RetainDeleted: a Retain volume, or its storage, deleted.
 	RetainDeleted = "retain-deleted"
 	// ReclaimWhileClaimed: a volume's storage deleted or recycled, or the
-	// volume deleted, while the claim it is bound to exists.
+	// volume deleted, while the claim it is bound to (by UID) exists and
+	// is bound to it or to no volume.
 	ReclaimWhileClaimed = "reclaim-while-claimed"
 	// StorageLost: storage deleted while a volume object refers to it.
 	StorageLost = "storage-lost"
