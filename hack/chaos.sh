@@ -29,7 +29,7 @@ for ((j = 0; j < jobs; j++)); do
 	count=$(( n - j * chunk < chunk ? n - j * chunk : chunk ))
 	((count > 0)) || break
 	"$out/chaos.test" -test.run 'TestChaos$' -test.v -test.timeout 0 -test.parallel 2 \
-		-chaos.first="$from" -chaos.seeds="$count" -chaos.classes="$classes" -chaos.shrink="$shrink" \
+		-chaos.first="$from" -chaos.seeds="$count" -chaos.classes="$classes" -chaos.shrink="$shrink" -chaos.strict \
 		>"$out/job$j.log" 2>&1 &
 	pids+=($!)
 done
