@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -227,7 +228,7 @@ func (r *run) disturb() error {
 		if r.c.Classes&Relist != 0 && r.rng.IntN(steps) == 0 {
 			r.srv.ForceRelist(bindertest.KindVolume + bindertest.Kind(r.rng.IntN(2)))
 		}
-		r.fc.Step(time.Duration(r.rng.IntN(1500)) * time.Millisecond)
+		r.step(time.Duration(r.rng.IntN(1500)) * time.Millisecond)
 		r.quiesce(20 * time.Millisecond)
 		if err := r.restartCrashed(); err != nil {
 			return err
@@ -237,6 +238,35 @@ func (r *run) disturb() error {
 		resume()
 	}
 	return r.ctx.Err()
+}
+
+// step advances the fake clock by d once the goroutines that set timers
+// on it (workqueue delays, resyncs, backoffs) have armed them: the number
+// of the clock's waiters has stayed the same for armedPolls polls in a
+// row (or armedWait has passed). A timer armed after a step counts from
+// the new time and may never catch up with a loop that keeps stepping.
+func (r *run) step(d time.Duration) {
+	waitArmed(r.fc)
+	r.fc.Step(d)
+}
+
+// armedPolls and armedWait bound waitArmed.
+const (
+	armedPolls = 5
+	armedWait  = 50 * time.Millisecond
+)
+
+func waitArmed(fc *testingclock.FakeClock) {
+	last, same := fc.Waiters(), 0
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Microsecond, armedWait, false,
+		func(context.Context) (bool, error) {
+			if n := fc.Waiters(); n != last {
+				last, same = n, 0
+				return false, nil
+			}
+			same++
+			return same >= armedPolls, nil
+		})
 }
 
 // quiesce waits up to d (real time) for every live Binder to be quiescent
@@ -283,7 +313,7 @@ func (r *run) settle() (bool, error) {
 			return false, err
 		}
 		rv := r.srv.ResourceVersion()
-		r.fc.Step(settleStep)
+		r.step(settleStep)
 		quietLast = r.quiesce(2*time.Second) && r.caughtUp() && r.srv.HeldEvents() == 0 && r.srv.ResourceVersion() == rv
 		if quietLast {
 			var dry violations
