@@ -28,10 +28,10 @@ type Result struct {
 	Instances int
 	// State describes every volume and claim at the end, one line each.
 	State []string
-	// RepairedByRestart is set when the settled cluster broke invariants
-	// that a new Binder, started on it without faults, then repaired: the
-	// Binder that ran had got stuck (a liveness bug) rather than done
-	// something it cannot undo.
+	// RepairedByRestart is set when every violation was of the settled
+	// cluster (none was seen while it ran) and a new Binder, started on it
+	// without faults, repaired them all: the Binder that ran had got stuck
+	// (a liveness bug) rather than done something it cannot undo.
 	RepairedByRestart bool
 }
 
@@ -134,8 +134,12 @@ func Run(ctx context.Context, c Case) (Result, error) {
 		in.stop()
 	}
 	r.live = nil
+	// Violations seen while it ran (a reclaim that must not happen) stand
+	// whatever a restart does; only a settled state can be repaired.
+	seen := len(r.vs.all())
 	r.check(r.vs)
 	repaired, err := r.secondOpinion()
+	repaired = repaired && seen == 0
 	if err != nil {
 		return Result{}, err
 	}
