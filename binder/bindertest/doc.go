@@ -6,8 +6,15 @@
 // finalizers and deletionTimestamp, ordered events, watches that resume from
 // a resourceVersion). It implements binder.API and recycler.PodAPI, feeds
 // event handlers directly (AddEventHandler) or client-go informers
-// (ListWatch), counts requests (Stats) and injects errors, conflicts and
-// latency into chosen requests (InjectFault).
+// (ListWatch), counts requests (Stats) and has the faults of real API
+// servers: errors, conflicts, timeouts and latency on chosen requests,
+// writes applied but answered with an error, the N-th request of a verb on
+// an object (InjectFault, ArmFaults for a queue of different faults);
+// dropped, duplicated, delayed and reordered events of one object, stalled
+// watches and forced relists (InjectWatchFault, StallWatches,
+// ForceRelist); and events delivered after the write returns
+// (WithAsyncEvents). Each fault draws from its own random stream, derived
+// from the Server's seed (WithSeed) so that a run replays.
 //
 // Objects passed to a Server are never retained; objects returned are deep
 // copies the caller owns; objects passed to event handlers are shared and

@@ -1,6 +1,7 @@
 package bindertest
 
 import (
+	"context"
 	"slices"
 	"sync/atomic"
 
@@ -44,7 +45,10 @@ type delivery struct {
 // OnDelete(last state). A deletion that only sets deletionTimestamp (the
 // object has finalizers) is an update.
 //
-// Handlers run synchronously, one call at a time, on a goroutine that made
+// With WithAsyncEvents, handlers run one call at a time on a goroutine of
+// the Server and a write returns before its events are delivered, as
+// informers see them; WaitForEvents waits for the deliveries. Otherwise
+// handlers run synchronously, one call at a time, on a goroutine that made
 // a write, after the Server's locks are released, so they may call back
 // into the Server; the events of writes they make are delivered after the
 // current event has reached every handler. When writes do not overlap,
@@ -93,7 +97,8 @@ func (s *Server) enqueue(d delivery) {
 }
 
 // deliver runs the queued handler calls unless another goroutine already
-// does (it then runs ours too). Called without s.mu held.
+// does (it then runs ours too). With WithAsyncEvents it starts a goroutine
+// that runs them instead. Called without s.mu held.
 func (s *Server) deliver() {
 	s.dmu.Lock()
 	if s.draining || len(s.pending) == 0 {
@@ -101,6 +106,23 @@ func (s *Server) deliver() {
 		return
 	}
 	s.draining = true
+	if s.async {
+		s.dmu.Unlock()
+		go func() {
+			s.dmu.Lock()
+			s.drainLocked()
+			s.dmu.Unlock()
+		}()
+		return
+	}
+	s.drainLocked()
+	s.dmu.Unlock()
+}
+
+// drainLocked runs the queue until it is empty, then wakes the
+// WaitForEvents callers. Called with dmu held and draining set; dmu is
+// released while handlers run.
+func (s *Server) drainLocked() {
 	for len(s.pending) > 0 {
 		batch := s.pending
 		s.pending = s.spare[:0]
@@ -113,7 +135,34 @@ func (s *Server) deliver() {
 		s.spare = batch[:0]
 	}
 	s.draining = false
-	s.dmu.Unlock()
+	for _, w := range s.idle {
+		close(w)
+	}
+	s.idle = nil
+}
+
+// WaitForEvents blocks until every event committed so far has been
+// delivered to the event handlers (AddEventHandler) and no delivery runs,
+// or until ctx is done (then it returns ctx's error). Events that watch
+// faults hold back are not waited for (see FlushWatchFaults). Without
+// WithAsyncEvents it returns at once unless another goroutine is
+// delivering.
+func (s *Server) WaitForEvents(ctx context.Context) error {
+	for {
+		s.dmu.Lock()
+		if !s.draining && len(s.pending) == 0 {
+			s.dmu.Unlock()
+			return nil
+		}
+		w := make(chan struct{})
+		s.idle = append(s.idle, w)
+		s.dmu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // run calls the handlers of one delivery.

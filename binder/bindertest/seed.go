@@ -8,13 +8,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Seed stores objs as they are, status included, as if they had been
-// written earlier: each gets a new resourceVersion, and a uid and
-// creationTimestamp when it has none; defaults are applied. Seed is all or
-// nothing: an unsupported or invalid object, or a name that is taken (in
-// the Server or earlier in objs), fails it with nothing stored. Seeding
-// is not counted in Stats and ignores faults; handlers and watches see the
-// objects as Added events. objs are not retained.
+// Seed stores objs as they are, as if they had been written earlier, and
+// changes them only as follows:
+//
+//   - each gets the next resourceVersion, in the order of objs;
+//   - one without a uid gets the next UID of the Server's sequence (the
+//     sequence creates and generated names use, so UIDs depend only on
+//     the order of seeds and creates); a uid that is set is kept;
+//   - one without a creationTimestamp gets the clock's time;
+//   - defaults are applied as on create: a volume's empty phase becomes
+//     Pending, its empty reclaim policy Retain and its volume mode
+//     Filesystem; a claim's empty phase becomes Pending and its volume
+//     mode Filesystem; a class's reclaim policy Delete and binding mode
+//     Immediate; a pod's empty phase becomes Pending.
+//
+// Unlike Create, Seed keeps status, uid, deletionTimestamp and finalizers.
+// Seed is all or nothing: an unsupported or invalid object, or a name that
+// is taken (in the Server or earlier in objs), fails it with nothing
+// stored. Seeding is not counted in Stats and ignores faults (but not
+// watch faults); handlers and watches see the objects as Added events.
+// objs are not retained.
 func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
 	if err := ctx.Err(); err != nil {
 		return err

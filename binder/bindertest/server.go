@@ -39,6 +39,25 @@ func WithClock(clk clock.Clock) Option {
 	}
 }
 
+// WithAsyncEvents makes the Server deliver events to handlers
+// (AddEventHandler) on a goroutine of its own, after the write that caused
+// them has returned, as an informer's handlers see them: a client can no
+// longer rely on its handlers having seen its own write. Use
+// WaitForEvents to wait for the deliveries. The goroutine runs only while
+// deliveries are queued.
+func WithAsyncEvents() Option {
+	return func(s *Server) { s.async = true }
+}
+
+// WithSeed makes a run replayable from one number: every fault with a
+// Fraction and no Seed of its own, and every watch fault, draws from its
+// own random stream derived from seed and the number of faults injected
+// before it. It changes nothing else (UIDs and names are numbered in
+// order either way).
+func WithSeed(seed int64) Option {
+	return func(s *Server) { s.seed, s.seeded = seed, true }
+}
+
 // WithHistory sets how many recent events the Server keeps (default
 // DefaultHistory) so that a watch can resume from a recent
 // resourceVersion. A watch from a resourceVersion older than the history
@@ -82,11 +101,19 @@ type Server struct {
 	clk   clock.Clock
 	stats counters
 
-	// faultMu guards faults; numFaults lets requests skip faultMu when no
-	// fault is set.
+	// faultMu guards faults, armed, faultSeq and watch; numFaults (the
+	// number of injected and armed faults) lets requests skip faultMu
+	// when there are none.
 	faultMu   sync.Mutex
 	faults    []*faultState
+	armed     []*faultState
+	faultSeq  uint64
 	numFaults atomic.Int64
+	// seed and seeded are set by WithSeed.
+	seed   int64
+	seeded bool
+	// async is set by WithAsyncEvents.
+	async bool
 
 	// mu guards every field below it up to dmu. Writes hold it
 	// exclusively; reads share it.
@@ -104,8 +131,14 @@ type Server struct {
 	subs [numKinds][]*subscriber
 	// watchers are the open watches per kind.
 	watchers [numKinds][]*watcher
+	// watch is the watch-fault state; nil until InjectWatchFault or
+	// StallWatches.
+	watch *watchFaults
 	// hist keeps recent events for watches resuming from a resourceVersion.
 	hist *ring
+	// expire marks the kinds whose next watch from a resourceVersion fails
+	// with 410 Gone (ForceRelist).
+	expire [numKinds]bool
 
 	// dmu guards the handler queue below. Taken after mu, never before.
 	dmu sync.Mutex
@@ -115,6 +148,8 @@ type Server struct {
 	spare []delivery
 	// draining is set while a goroutine runs the queue.
 	draining bool
+	// idle are closed when the queue is empty and not running.
+	idle []chan struct{}
 }
 
 // New returns an empty Server. It starts no goroutines.
@@ -218,7 +253,8 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 	if err := checkArg(kind, in); err != nil {
 		return nil, err
 	}
-	if err := s.begin(ctx, vCreate, kind, in.GetNamespace(), in.GetName()); err != nil {
+	post, err := splitApplied(s.begin(ctx, vCreate, kind, in.GetNamespace(), in.GetName()))
+	if err != nil {
 		return nil, err
 	}
 	obj, err := s.prepareNew(kind, in, false)
@@ -241,7 +277,7 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 	if queued {
 		s.deliver()
 	}
-	return obj, nil
+	return obj, post
 }
 
 // nameAlphabet is the alphabet of generated name suffixes (kube-apiserver's:
@@ -281,6 +317,15 @@ func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
 // handlers. It reports whether handler deliveries were queued.
 func (s *Server) commitLocked(ev event) bool {
 	s.hist.add(ev)
+	if s.watch != nil {
+		return s.disturbLocked(ev)
+	}
+	return s.sendLocked(ev)
+}
+
+// sendLocked sends ev to the watches and handlers of its kind. It reports
+// whether handler deliveries were queued.
+func (s *Server) sendLocked(ev event) bool {
 	for _, w := range s.watchers[ev.kind] {
 		w.push(watchItem{ev: ev})
 	}
@@ -314,7 +359,8 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	if err := checkArg(kind, in); err != nil {
 		return nil, err
 	}
-	if err := s.begin(ctx, v, kind, in.GetNamespace(), in.GetName()); err != nil {
+	post, err := splitApplied(s.begin(ctx, v, kind, in.GetNamespace(), in.GetName()))
+	if err != nil {
 		return nil, err
 	}
 	if status && !kind.hasStatus() {
@@ -363,7 +409,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	if unchanged(next, old, status) {
 		// A no-op update writes nothing: same resourceVersion, no event.
 		s.mu.Unlock()
-		return old, nil
+		return old, post
 	}
 	s.rv++
 	next.SetResourceVersion(formatRV(s.rv))
@@ -380,7 +426,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	if queued {
 		s.deliver()
 	}
-	return next, nil
+	return next, post
 }
 
 // keepSystemFields sets the metadata an update cannot change to old's, as
@@ -402,7 +448,8 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 	if !kind.valid() {
 		return badRequest("invalid kind %s", kind)
 	}
-	if err := s.begin(ctx, vDelete, kind, namespace, name); err != nil {
+	post, err := splitApplied(s.begin(ctx, vDelete, kind, namespace, name))
+	if err != nil {
 		return err
 	}
 	now := s.now()
@@ -416,7 +463,7 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 	if old.GetDeletionTimestamp() != nil {
 		// Already being deleted, waiting for finalizers: nothing changes.
 		s.mu.Unlock()
-		return nil
+		return post
 	}
 	next := shallowCopy(old)
 	s.rv++
@@ -436,7 +483,7 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 	if queued {
 		s.deliver()
 	}
-	return nil
+	return post
 }
 
 // get returns the stored version (shared; callers copy it).

@@ -257,6 +257,9 @@ func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) 
 		}
 	case from > 0:
 		evs, ok := s.hist.since(from, kind)
+		if s.expire[kind] {
+			s.expire[kind], ok = false, false
+		}
 		if !ok {
 			oldest := s.hist.oldest()
 			s.mu.Unlock()

@@ -1,0 +1,188 @@
+package bindertest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// eventLog records handler calls as "add pv1 rv", "update pv1 rv", ...
+type eventLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *eventLog) add(typ string, obj any) {
+	pv := obj.(*v1.PersistentVolume)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf("%s %s %s", typ, pv.Name, pv.Labels["n"]))
+}
+
+func (l *eventLog) events() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got)
+}
+
+func (l *eventLog) handler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { l.add("add", o) },
+		UpdateFunc: func(_, o any) { l.add("update", o) },
+		DeleteFunc: func(o any) { l.add("delete", o) },
+	}
+}
+
+// relabel writes label n=v on the volume.
+func relabel(t *testing.T, s *bindertest.Server, name, v string) {
+	t.Helper()
+	pv, err := s.GetVolume(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv.Labels = map[string]string{"n": v}
+	if _, err := s.UpdateVolume(context.Background(), pv); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchFaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault bindertest.WatchFault
+		want  []string
+	}{
+		{"drop", bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDrop, Nth: 2},
+			[]string{"update pv1 1", "update pv2 1", "update pv2 2", "update pv1 3", "update pv2 3"}},
+		{"duplicate", bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDuplicate, Times: 1},
+			[]string{"update pv1 1", "update pv1 1", "update pv2 1", "update pv1 2", "update pv2 2", "update pv1 3", "update pv2 3"}},
+		{"delay", bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDelay, Delay: 2, Times: 1},
+			[]string{"update pv2 1", "update pv1 2", "update pv1 1", "update pv2 2", "update pv1 3", "update pv2 3"}},
+		{"reorder", bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchReorder, Times: 1},
+			[]string{"update pv2 1", "update pv1 2", "update pv1 1", "update pv2 2", "update pv1 3", "update pv2 3"}},
+		{"kind filter", bindertest.WatchFault{Kind: bindertest.KindClaim, Action: bindertest.WatchDrop},
+			[]string{"update pv1 1", "update pv2 1", "update pv1 2", "update pv2 2", "update pv1 3", "update pv2 3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newServer(t)
+			mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+			mustCreateVolume(t, s, newVolume("pv2", "1Gi"))
+			var l eventLog
+			defer s.AddEventHandler(bindertest.KindVolume, l.handler())()
+			s.InjectWatchFault(tc.fault)
+			for i := 1; i <= 3; i++ {
+				relabel(t, s, "pv1", fmt.Sprint(i))
+				relabel(t, s, "pv2", fmt.Sprint(i))
+			}
+			got := l.events()[2:] // after the two initial adds
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStallAndFlush(t *testing.T) {
+	s, _ := newServer(t)
+	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	var l eventLog
+	defer s.AddEventHandler(bindertest.KindVolume, l.handler())()
+	s.InjectWatchFault(bindertest.WatchFault{Action: bindertest.WatchDelay, Delay: 100, Times: 1})
+	resume := s.StallWatches(bindertest.KindVolume)
+	relabel(t, s, "pv1", "1")
+	relabel(t, s, "pv1", "2")
+	if got := l.events(); len(got) != 1 {
+		t.Errorf("events while stalled = %v, want only the initial add", got)
+	}
+	if n := s.HeldEvents(); n != 2 {
+		t.Errorf("HeldEvents = %d, want 2 (one delayed, one stalled)", n)
+	}
+	resume()
+	resume() // harmless
+	s.FlushWatchFaults()
+	want := []string{"add pv1 ", "update pv1 2", "update pv1 1"}
+	if diff := cmp.Diff(want, l.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if n := s.HeldEvents(); n != 0 {
+		t.Errorf("HeldEvents after resume and flush = %d, want 0", n)
+	}
+}
+
+// TestForceRelistRepairsDroppedEvent: an informer that missed a change
+// catches up once ForceRelist makes it list again.
+func TestForceRelistRepairsDroppedEvent(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s, _ := newServer(t)
+	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	inf := toolscache.NewSharedIndexInformer(s.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
+	done := make(chan struct{})
+	go func() { defer close(done); inf.Run(ctx.Done()) }()
+	defer func() { cancel(); <-done }()
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	label := func() string {
+		o, ok, _ := inf.GetStore().GetByKey("pv1")
+		if !ok {
+			return "<none>"
+		}
+		return o.(*v1.PersistentVolume).Labels["n"]
+	}
+	s.InjectWatchFault(bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDrop, Times: 1})
+	relabel(t, s, "pv1", "lost")
+	mustCreateVolume(t, s, newVolume("pv2", "1Gi")) // an event after the lost one
+	waitFor(t, func() bool { _, ok, _ := inf.GetStore().GetByKey("pv2"); return ok })
+	if got := label(); got != "" {
+		t.Fatalf("informer has label %q before the relist, want the dropped change missing", got)
+	}
+	s.ForceRelist(bindertest.KindVolume)
+	waitFor(t, func() bool { return label() == "lost" })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("condition not met: %v", err)
+	}
+}
+
+// TestAsyncEvents: with WithAsyncEvents a write may return before its
+// event reaches the handlers; WaitForEvents waits for it.
+func TestAsyncEvents(t *testing.T) {
+	s, _ := newServer(t, bindertest.WithAsyncEvents())
+	block := make(chan struct{})
+	var l eventLog
+	defer s.AddEventHandler(bindertest.KindVolume, toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { <-block; l.add("add", o) },
+	})()
+	mustCreateVolume(t, s, newVolume("pv1", "1Gi")) // returns while the handler blocks
+	mustCreateVolume(t, s, newVolume("pv2", "1Gi"))
+	if got := l.events(); len(got) != 0 {
+		t.Fatalf("events before the handler ran = %v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	if err := s.WaitForEvents(ctx); err == nil {
+		t.Errorf("WaitForEvents with a blocked handler = nil, want ctx's error")
+	}
+	cancel()
+	close(block)
+	if err := s.WaitForEvents(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"add pv1 ", "add pv2 "}, l.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

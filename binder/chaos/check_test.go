@@ -1,0 +1,167 @@
+package chaos
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// newCheckRun returns a run on a Server seeded with objs.
+func newCheckRun(t *testing.T, objs ...runtime.Object) *run {
+	t.Helper()
+	srv := bindertest.New()
+	if err := srv.Seed(context.Background(), append(classes(), objs...)...); err != nil {
+		t.Fatal(err)
+	}
+	vs := &violations{}
+	r := &run{srv: srv, vs: vs, st: newStorage(srv, vs), retained: map[string]bool{}}
+	for _, o := range objs {
+		if pv, ok := o.(*v1.PersistentVolume); ok {
+			r.st.addStatic(handleOf(pv), pv.Spec.PersistentVolumeReclaimPolicy)
+		}
+	}
+	return r
+}
+
+func invariants(vs *violations) []string {
+	var out []string
+	for _, v := range vs.all() {
+		out = append(out, v.Invariant)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func bound(pvName, claimName, class string, size int, policy v1.PersistentVolumeReclaimPolicy) (*v1.PersistentVolume, *v1.PersistentVolumeClaim) {
+	pv := newVolume(pvName, class, size, policy)
+	pvc := newClaim(claimName, class, size)
+	bindBoth(pv, pvc)
+	return pv, pvc
+}
+
+// TestCheck: each broken settled state is reported under its invariant,
+// and a consistent one under none.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		state func() []runtime.Object
+		setup func(r *run)
+		want  []string
+	}{
+		{"consistent", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "c-1", "", 1, v1.PersistentVolumeReclaimDelete)
+			gone, _ := bound("pv-2", "gone", "", 1, v1.PersistentVolumeReclaimRetain)
+			gone.Status.Phase = v1.VolumeReleased
+			return []runtime.Object{pv, pvc, gone, newVolume("pv-3", "", 1, v1.PersistentVolumeReclaimDelete),
+				newClaim("c-2", "", 5)}
+		}, nil, nil},
+		{"two claims bound to one volume", func() []runtime.Object {
+			pv, a := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			_, b := bound("pv-1", "b", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pv, a, b}
+		}, nil, []string{BoundClaimVolume, DoubleBind}},
+		{"bound claim of a missing volume", func() []runtime.Object {
+			_, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pvc}
+		}, nil, []string{BoundClaimVolume}},
+		{"volume bound to a claim bound elsewhere", func() []runtime.Object {
+			pv, _ := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pv, newClaim("a", "", 1)}
+		}, nil, []string{ClaimUnbound, HalfBound}},
+		{"released Delete volume left", func() []runtime.Object {
+			pv, _ := bound("pv-1", "gone", "", 1, v1.PersistentVolumeReclaimDelete)
+			pv.Status.Phase = v1.VolumeReleased
+			return []runtime.Object{pv}
+		}, nil, []string{NotReclaimed}},
+		{"Retain volume gone", func() []runtime.Object { return nil },
+			func(r *run) { r.retained["pv-9"] = true }, []string{RetainDeleted}},
+		{"claim pending beside a matching volume", func() []runtime.Object {
+			return []runtime.Object{newVolume("pv-1", "", 5, v1.PersistentVolumeReclaimRetain), newClaim("a", "", 1)}
+		}, nil, []string{ClaimUnbound}},
+		{"claim of a provisioning class pending", func() []runtime.Object {
+			return []runtime.Object{newClaim("a", "fast", 1)}
+		}, nil, []string{ClaimUnbound}},
+		{"provisioned storage without a volume", func() []runtime.Object { return nil },
+			func(r *run) {
+				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: &instance{}}
+			}, []string{ProvisionedUnsynced}},
+		{"provisioned storage of a crashed Binder", func() []runtime.Object { return nil },
+			func(r *run) {
+				in := &instance{crashed: make(chan struct{})}
+				in.crash()
+				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: in}
+			}, nil},
+		{"volume on deleted storage", func() []runtime.Object {
+			return []runtime.Object{newVolume("pv-1", "", 5, v1.PersistentVolumeReclaimRetain)}
+		}, func(r *run) { r.st.assets["pv-1"].deleted = true }, []string{StorageLost}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newCheckRun(t, tc.state()...)
+			if tc.setup != nil {
+				tc.setup(r)
+			}
+			r.check(r.vs)
+			if diff := cmp.Diff(tc.want, invariants(r.vs)); diff != "" {
+				t.Errorf("invariants (-want +got):\n%s\n%v", diff, r.vs.all())
+			}
+		})
+	}
+}
+
+// TestStorageChecks: the storage reports reclaims that must not happen
+// when they happen.
+func TestStorageChecks(t *testing.T) {
+	live, claim := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimDelete)
+	retain, _ := bound("pv-2", "gone", "", 1, v1.PersistentVolumeReclaimRetain)
+	recycled, _ := bound("pv-3", "gone3", "", 1, v1.PersistentVolumeReclaimRecycle)
+	tests := []struct {
+		name string
+		do   func(r *run)
+		want []string
+	}{
+		{"delete under a live claim", func(r *run) { r.st.remove(live) }, []string{ReclaimWhileClaimed, StorageLost}},
+		{"delete of a Retain volume", func(r *run) { r.st.remove(retain) }, []string{RetainDeleted}},
+		{"delete of a volume whose claim is bound elsewhere", func(r *run) {
+			elsewhere := live.DeepCopy()
+			elsewhere.Name = "pv-4"
+			r.st.remove(elsewhere) // pv-4 does not exist: a cleanup
+			if err := r.srv.Seed(context.Background(), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			r.st.remove(elsewhere) // claim a is bound to pv-1
+		}, nil},
+		{"recycle twice", func(r *run) {
+			in := &instance{crashed: make(chan struct{})}
+			r.st.recycle(in, recycled)
+			r.st.recycle(in, recycled)
+		}, []string{ReclaimedTwice}},
+		{"recycle again after a crash", func(r *run) {
+			in := &instance{crashed: make(chan struct{})}
+			r.st.recycle(in, recycled)
+			in.crash()
+			r.st.recycle(&instance{}, recycled)
+		}, nil},
+		{"Binder deletes a Retain volume object", func(r *run) {
+			in := &instance{srv: r.srv, st: r.st, vs: r.vs, crashed: make(chan struct{})}
+			if err := in.DeleteVolume(context.Background(), "pv-2"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{RetainDeleted}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newCheckRun(t, live, claim, retain, recycled)
+			tc.do(r)
+			if diff := cmp.Diff(tc.want, invariants(r.vs)); diff != "" {
+				t.Errorf("invariants (-want +got):\n%s\n%v", diff, r.vs.all())
+			}
+		})
+	}
+}

@@ -1,0 +1,220 @@
+package chaos
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// instance is one Binder with its own API client, plugins and event
+// sources. It can crash at its crashAt-th write or storage call: that call
+// is carried out or not (applied), and every later call fails.
+type instance struct {
+	id      int
+	srv     *bindertest.Server
+	st      *storage
+	vs      *violations
+	crashAt int64
+	applied bool
+
+	calls   atomic.Int64
+	dead    atomic.Bool
+	crashed chan struct{} // closed when the instance crashes
+
+	b         *binder.Binder
+	informers []toolscache.SharedIndexInformer
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	removes   []func()
+}
+
+// call runs one write or storage call of the instance, crashing it when
+// its turn has come.
+func (in *instance) call(do func() error) error {
+	if in.dead.Load() {
+		return errCrashed
+	}
+	n := in.calls.Add(1)
+	if in.crashAt > 0 && n == in.crashAt {
+		if in.applied {
+			_ = do()
+		}
+		in.crash()
+		return errCrashed
+	}
+	return do()
+}
+
+func (in *instance) crash() {
+	if !in.dead.Swap(true) {
+		close(in.crashed)
+	}
+}
+
+func (in *instance) isDead() bool { return in.dead.Load() }
+
+// The binder.API of the instance.
+
+func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
+	err = in.call(func() error { out, err = in.srv.CreateVolume(ctx, pv); return err })
+	return out, err
+}
+
+func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
+	err = in.call(func() error { out, err = in.srv.UpdateVolume(ctx, pv); return err })
+	return out, err
+}
+
+func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
+	err = in.call(func() error { out, err = in.srv.UpdateVolumeStatus(ctx, pv); return err })
+	return out, err
+}
+
+func (in *instance) DeleteVolume(ctx context.Context, name string) error {
+	return in.call(func() error {
+		if cur, err := in.srv.GetVolume(context.Background(), name); err == nil {
+			if cur.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRetain {
+				in.vs.add(RetainDeleted, "Retain volume %s deleted by the Binder", name)
+			}
+			if in.st.claimUses(cur.Spec.ClaimRef, name) {
+				in.vs.add(ReclaimWhileClaimed, "volume %s deleted while its claim %s/%s exists", name,
+					cur.Spec.ClaimRef.Namespace, cur.Spec.ClaimRef.Name)
+			}
+		}
+		return in.srv.DeleteVolume(ctx, name)
+	})
+}
+
+func (in *instance) GetVolume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
+	if in.dead.Load() {
+		return nil, errCrashed
+	}
+	return in.srv.GetVolume(ctx, name)
+}
+
+func (in *instance) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
+	err = in.call(func() error { out, err = in.srv.UpdateClaim(ctx, pvc); return err })
+	return out, err
+}
+
+func (in *instance) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
+	err = in.call(func() error { out, err = in.srv.UpdateClaimStatus(ctx, pvc); return err })
+	return out, err
+}
+
+func (in *instance) GetClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
+	if in.dead.Load() {
+		return nil, errCrashed
+	}
+	return in.srv.GetClaim(ctx, namespace, name)
+}
+
+var _ binder.API = (*instance)(nil)
+
+// Binder settings of every run: short delays on the fake clock, so that a
+// run settles in few clock steps.
+const (
+	resyncPeriod   = 10 * time.Second
+	retryMaxDelay  = 2 * time.Second
+	opMaxDelay     = 4 * time.Second
+	availableDelay = 2 * time.Second
+)
+
+// start creates the instance's Binder, wires its event sources and runs
+// them and the Binder until stop.
+func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeClock) error {
+	p := plugins{inst: in, st: in.st}
+	cfg := binder.Config{
+		Clock: fc, ClaimWorkers: c.Workers, VolumeWorkers: c.Workers,
+		ResyncPeriod: resyncPeriod, RetryMaxDelay: retryMaxDelay,
+		OperationInitialDelay: 100 * time.Millisecond, OperationMaxDelay: opMaxDelay,
+		Provisioning: &binder.ProvisioningConfig{Provisioners: map[string]binder.Provisioner{driver: p},
+			CreateVolumeInterval: time.Second},
+		Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{driver: p}, Recycler: p},
+	}
+	if c.AvailableDelay {
+		cfg.AvailableDelay = availableDelay
+	}
+	type source struct {
+		kind bindertest.Kind
+		obj  runtimeObject
+	}
+	sources := []source{{bindertest.KindStorageClass, &storagev1.StorageClass{}},
+		{bindertest.KindVolume, &v1.PersistentVolume{}}, {bindertest.KindClaim, &v1.PersistentVolumeClaim{}}}
+	if c.Informers {
+		for _, s := range sources {
+			inf := toolscache.NewSharedIndexInformer(in.srv.ListWatch(s.kind), s.obj, 0, toolscache.Indexers{})
+			in.informers = append(in.informers, inf)
+			cfg.Synced = append(cfg.Synced, inf.HasSynced)
+		}
+	}
+	b, err := binder.New(in, cfg)
+	if err != nil {
+		return err
+	}
+	in.b = b
+	handlers := []toolscache.ResourceEventHandler{b.ClassHandler(), b.VolumeHandler(), b.ClaimHandler()}
+	ctx, in.cancel = context.WithCancel(ctx)
+	for i, s := range sources {
+		if !c.Informers {
+			in.removes = append(in.removes, in.srv.AddEventHandler(s.kind, handlers[i]))
+			continue
+		}
+		if _, err := in.informers[i].AddEventHandler(handlers[i]); err != nil {
+			in.cancel()
+			return err
+		}
+		inf := in.informers[i]
+		in.wg.Go(func() { inf.Run(ctx.Done()) })
+	}
+	in.wg.Go(func() { _ = b.Run(ctx) })
+	return nil
+}
+
+// stop stops the instance and waits for its goroutines.
+func (in *instance) stop() {
+	for _, r := range in.removes {
+		r()
+	}
+	in.removes = nil
+	if in.cancel != nil {
+		in.cancel()
+	}
+	in.wg.Wait()
+}
+
+// caughtUp reports whether the instance's informers hold what the Server
+// holds (always true with handlers).
+func (in *instance) caughtUp() bool {
+	for i, kind := range []bindertest.Kind{bindertest.KindStorageClass, bindertest.KindVolume, bindertest.KindClaim} {
+		if i >= len(in.informers) {
+			return true
+		}
+		want := in.srv.List(kind)
+		store := in.informers[i].GetStore()
+		if len(store.ListKeys()) != len(want) {
+			return false
+		}
+		for _, o := range want {
+			m := o.(metaObject)
+			key := m.GetName()
+			if m.GetNamespace() != "" {
+				key = m.GetNamespace() + "/" + key
+			}
+			got, ok, _ := store.GetByKey(key)
+			if !ok || got.(metaObject).GetResourceVersion() != m.GetResourceVersion() {
+				return false
+			}
+		}
+	}
+	return true
+}
