@@ -185,18 +185,18 @@ func checkArg(kind Kind, in object) error {
 }
 
 // prepareNew makes the private copy a create or seed stores: defaults,
-// no type metadata, and (create only) the API's reset of status and
-// system fields.
-func (s *Server) prepareNew(kind Kind, in object, seed bool) (object, error) {
+// no type metadata, validation (unless check is false) and (create only)
+// the API's reset of status and system fields.
+func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, error) {
 	obj := deepCopy(in)
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	if !kind.namespaced() {
 		obj.SetNamespace("")
 	}
-	if err := validateCreate(kind, obj); err != nil {
+	applyDefaults(obj)
+	if err := validateNew(kind, obj); err != nil && check {
 		return nil, err
 	}
-	applyDefaults(obj)
 	now := s.now()
 	if seed {
 		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
@@ -221,7 +221,7 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 	if err := s.begin(ctx, vCreate, kind, in.GetNamespace(), in.GetName()); err != nil {
 		return nil, err
 	}
-	obj, err := s.prepareNew(kind, in, false)
+	obj, err := s.prepareNew(kind, in, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +347,10 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		next = withStatus(old, in)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
+		if err := validateStatusUpdate(kind, next, old); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
 	} else {
 		next = withMetaAndSpec(in, old)
 		if !kind.namespaced() {
