@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -28,6 +29,22 @@ import (
 // awsElasticBlockStore (they count towards "exactly one volume source");
 // pod containers beyond name, image and volume mounts; and admission
 // (namespace existence, quotas).
+
+// Validate reports whether kube-apiserver would accept obj (a
+// *storagev1.StorageClass, *v1.Node, *v1.PersistentVolume,
+// *v1.PersistentVolumeClaim or *v1.Pod) on create, after the API's
+// defaults: nil, or the apierrors Invalid error it would return, naming
+// the object and every field in error. It is the check Create and Seed
+// make; obj is not modified. An unsupported type fails with BadRequest.
+func Validate(obj runtime.Object) error {
+	o, k, err := generic(obj)
+	if err != nil {
+		return err
+	}
+	c := deepCopy(o)
+	applyDefaults(c)
+	return validateNew(k, c)
+}
 
 // validateNew checks o, a create's or a seed's private copy with defaults
 // applied.

@@ -20,6 +20,7 @@ import (
 type simulateOptions struct {
 	Scenario     scenario
 	Files        []string // -f, repeatable; "-" is standard input
+	AllowUnknown bool     // skip documents of unknown kinds instead of failing
 	Workers      int
 	ResyncPeriod time.Duration
 	Deadline     time.Duration
@@ -61,6 +62,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Float64Var(&o.Scenario.Unbindable, "unbindable", o.Scenario.Unbindable, "fraction of claims that no volume can satisfy")
 	fs.Uint64Var(&o.Scenario.Seed, "seed", o.Scenario.Seed, "random seed of the generated cluster and of fault injection")
 	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead (YAML or JSON, multi-document, List kinds); repeatable; - is stdin")
+	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object; 0 disables it")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
@@ -123,7 +125,7 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 	var objs *loadedObjects
 	if len(o.Files) > 0 {
 		var err error
-		if objs, err = loadManifestFiles(o.Files, stdin); err != nil {
+		if objs, err = loadManifestFiles(o.Files, stdin, o.AllowUnknown); err != nil {
 			return err
 		}
 		for _, w := range objs.Warnings {
