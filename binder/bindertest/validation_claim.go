@@ -141,3 +141,11 @@ func validateClaimStatus(pvc *v1.PersistentVolumeClaim) field.ErrorList {
 	}
 	return errs
 }
+
+// defaultDataSourceRef copies a claim's dataSource to an unset
+// dataSourceRef, as the API does on create. pvc is a private copy.
+func defaultDataSourceRef(pvc *v1.PersistentVolumeClaim) {
+	if ds := pvc.Spec.DataSource; ds != nil && pvc.Spec.DataSourceRef == nil {
+		pvc.Spec.DataSourceRef = &v1.TypedObjectReference{APIGroup: ds.APIGroup, Kind: ds.Kind, Name: ds.Name}
+	}
+}

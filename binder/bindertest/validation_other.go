@@ -74,7 +74,8 @@ func validateClassUpdate(next, old *storagev1.StorageClass) field.ErrorList {
 // validateNode checks a Node's name, taints and resource quantities.
 func validateNode(n *v1.Node) field.ErrorList {
 	errs := validateMeta(&n.ObjectMeta, false)
-	tp := field.NewPath("spec", "taints")
+	// The API reports taints under "metadata".
+	tp := field.NewPath("metadata", "taints")
 	for i, t := range n.Spec.Taints {
 		errs = append(errs, qualifiedName(t.Key, tp.Index(i).Child("key"))...)
 		switch t.Effect {
@@ -137,4 +138,12 @@ func qualifiedName(v string, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
+}
+
+// defaultAllocatable sets a node's allocatable to its capacity when it has
+// none, as the API's defaults do. n is a private copy.
+func defaultAllocatable(n *v1.Node) {
+	if n.Status.Allocatable == nil && n.Status.Capacity != nil {
+		n.Status.Allocatable = n.Status.Capacity.DeepCopy()
+	}
 }

@@ -57,11 +57,12 @@ func validatePodVolumes(vols []v1.Volume, p *field.Path) (sets.Set[string], fiel
 	for i, vol := range vols {
 		vp := p.Index(i)
 		var e field.ErrorList
-		switch n := countPodVolumeSources(&vol.VolumeSource); {
-		case n == 0:
+		srcs := podVolumeSources(&vol.VolumeSource)
+		if len(srcs) == 0 {
 			e = append(e, field.Required(vp, "must specify a volume type"))
-		case n > 1:
-			e = append(e, field.Forbidden(vp, "may not specify more than 1 volume type"))
+		}
+		for _, name := range srcs[min(1, len(srcs)):] {
+			e = append(e, field.Forbidden(vp.Child(name), "may not specify more than 1 volume type"))
 		}
 		if c := vol.PersistentVolumeClaim; c != nil && c.ClaimName == "" {
 			e = append(e, field.Required(vp.Child("persistentVolumeClaim", "claimName"), ""))
@@ -82,21 +83,31 @@ func validatePodVolumes(vols []v1.Volume, p *field.Path) (sets.Set[string], fiel
 	return names, errs
 }
 
-// countPodVolumeSources counts the sources of a pod volume that volbind
-// tests use; the others count as one when none of these is set.
-func countPodVolumeSources(s *v1.VolumeSource) int {
-	n := 0
-	for _, set := range []bool{s.PersistentVolumeClaim != nil, s.EmptyDir != nil, s.HostPath != nil,
-		s.ConfigMap != nil, s.Secret != nil, s.Ephemeral != nil, s.Projected != nil, s.DownwardAPI != nil,
-		s.CSI != nil, s.NFS != nil, s.Image != nil} {
-		if set {
-			n++
+// podVolumeSources lists the sources set in s by JSON name, in the
+// order the API checks them (the second and later ones are reported).
+// The API reports downwardAPI as "downwarAPI".
+func podVolumeSources(s *v1.VolumeSource) []string {
+	var out []string
+	for _, src := range []struct {
+		name string
+		set  bool
+	}{
+		{"emptyDir", s.EmptyDir != nil}, {"hostPath", s.HostPath != nil}, {"gitRepo", s.GitRepo != nil},
+		{"gcePersistentDisk", s.GCEPersistentDisk != nil}, {"awsElasticBlockStore", s.AWSElasticBlockStore != nil},
+		{"secret", s.Secret != nil}, {"nfs", s.NFS != nil}, {"iscsi", s.ISCSI != nil}, {"glusterfs", s.Glusterfs != nil},
+		{"flocker", s.Flocker != nil}, {"persistentVolumeClaim", s.PersistentVolumeClaim != nil}, {"rbd", s.RBD != nil},
+		{"cinder", s.Cinder != nil}, {"cephFS", s.CephFS != nil}, {"quobyte", s.Quobyte != nil},
+		{"downwarAPI", s.DownwardAPI != nil}, {"fc", s.FC != nil}, {"flexVolume", s.FlexVolume != nil},
+		{"configMap", s.ConfigMap != nil}, {"azureFile", s.AzureFile != nil}, {"vsphereVolume", s.VsphereVolume != nil},
+		{"photonPersistentDisk", s.PhotonPersistentDisk != nil}, {"portworxVolume", s.PortworxVolume != nil},
+		{"azureDisk", s.AzureDisk != nil}, {"storageos", s.StorageOS != nil}, {"projected", s.Projected != nil},
+		{"scaleIO", s.ScaleIO != nil}, {"csi", s.CSI != nil}, {"ephemeral", s.Ephemeral != nil}, {"image", s.Image != nil},
+	} {
+		if src.set {
+			out = append(out, src.name)
 		}
 	}
-	if n == 0 && !apiequality.Semantic.DeepEqual(*s, v1.VolumeSource{}) {
-		n = 1
-	}
-	return n
+	return out
 }
 
 // validatePodUpdate: a pod's spec is immutable except container images,
@@ -116,4 +127,14 @@ func validatePodUpdate(next, old *v1.Pod) field.ErrorList {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec"), "pod updates may only change container images, activeDeadlineSeconds, tolerations and scheduling gates")}
 	}
 	return nil
+}
+
+// defaultPodVolumes makes a volume without a source an emptyDir, as the
+// API's defaults do. pod is a private copy.
+func defaultPodVolumes(pod *v1.Pod) {
+	for i := range pod.Spec.Volumes {
+		if apiequality.Semantic.DeepEqual(pod.Spec.Volumes[i].VolumeSource, v1.VolumeSource{}) {
+			pod.Spec.Volumes[i].EmptyDir = &v1.EmptyDirVolumeSource{}
+		}
+	}
 }
