@@ -19,6 +19,13 @@ import (
 // caller starts f (f.Start) and calls Run, in either order. When
 // cfg.Provisioning is set without Nodes, the nodes are read from f's node
 // informer (ListerNodes), which Run waits for too.
+//
+// The Binder orders every object by its resourceVersion, which must be the
+// integer an API server sets. client-go's fake clientset
+// (fake.NewClientset) sets none: the Binder then ignores every object and
+// binds nothing, logs the first ignored object as an error at the default
+// verbosity and counts them all in volbind_binder_ignored_objects_total.
+// Test with binder/bindertest, an in-memory API server that sets them.
 func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.SharedInformerFactory, cfg Config) (*Binder, error) {
 	if cs == nil || f == nil {
 		return nil, errors.Join(ErrInvalidConfig, errors.New("binder: nil clientset or informer factory"))
