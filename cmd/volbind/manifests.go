@@ -72,6 +72,9 @@ type loadedObjects struct {
 	// allowUnknown skips documents of kinds client-go does not know
 	// instead of failing.
 	allowUnknown bool
+	// progress, when set, is called every progressEvery documents and at
+	// the end of each file.
+	progress func(file string, docs int)
 	// seen maps "Kind namespace/name" to where the object was loaded.
 	seen map[string]string
 }
@@ -108,13 +111,27 @@ func (l *loadedObjects) workload() []runtime.Object {
 	return out
 }
 
+// manifestOptions are the options of loadManifestFiles.
+type manifestOptions struct {
+	// AllowUnknown skips documents of kinds client-go does not know (with
+	// a warning) instead of failing.
+	AllowUnknown bool
+	// Progress, when set, is called every progressEvery documents and at
+	// the end of each file, with the number of documents read in it.
+	Progress func(file string, docs int)
+}
+
+// progressEvery is how many documents loadManifests reads between two
+// progress reports.
+const progressEvery = 1000
+
 // loadManifestFiles reads every named file ("-" is standard input) into one
 // set of objects. A file without documents, a set without any object
 // volbind uses, an object kube-apiserver would reject (all are listed) and
 // (unless allowUnknown) a document of a kind client-go does not know are
 // errors.
-func loadManifestFiles(names []string, stdin io.Reader, allowUnknown bool) (*loadedObjects, error) {
-	out := &loadedObjects{allowUnknown: allowUnknown}
+func loadManifestFiles(names []string, stdin io.Reader, o manifestOptions) (*loadedObjects, error) {
+	out := &loadedObjects{allowUnknown: o.AllowUnknown, progress: o.Progress}
 	for _, name := range names {
 		if err := loadManifestFile(name, stdin, out); err != nil {
 			return nil, err
@@ -171,6 +188,12 @@ func loadManifests(file string, r io.Reader, out *loadedObjects) error {
 		if err := out.addDocument(data, location{file: file, doc: doc}); err != nil {
 			return err
 		}
+		if out.progress != nil && doc%progressEvery == 0 {
+			out.progress(file, doc)
+		}
+	}
+	if out.progress != nil {
+		out.progress(file, doc)
 	}
 	if doc == 0 {
 		return &manifestError{File: file, Err: errNoDocuments}

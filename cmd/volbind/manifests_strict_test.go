@@ -92,7 +92,7 @@ func TestInvalidObjectsAreListed(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		in = strings.Replace(in, "name: pv1\n", fmt.Sprintf("name: pv%d-x\n", i+10), 1)
 	}
-	_, err := loadManifestFiles([]string{"-"}, strings.NewReader(in), false)
+	_, err := loadManifestFiles([]string{"-"}, strings.NewReader(in), manifestOptions{})
 	var ie *invalidObjectsError
 	if !errors.As(err, &ie) {
 		t.Fatalf("loadManifestFiles = %v, want an *invalidObjectsError", err)

@@ -18,7 +18,7 @@ func names[T interface{ GetName() string }](objs []T) []string {
 
 func TestLoadManifestFiles(t *testing.T) {
 	t.Parallel()
-	got, err := loadManifestFiles([]string{"../../examples/cluster.yaml", "../../examples/list.json", "../../examples/pending.yaml"}, nil, false)
+	got, err := loadManifestFiles([]string{"../../examples/cluster.yaml", "../../examples/list.json", "../../examples/pending.yaml"}, nil, manifestOptions{})
 	if err != nil {
 		t.Fatalf("loadManifestFiles: %v", err)
 	}
@@ -108,14 +108,14 @@ func TestLoadManifests(t *testing.T) {
 
 func TestLoadManifestFilesMissing(t *testing.T) {
 	t.Parallel()
-	if _, err := loadManifestFiles([]string{"does-not-exist.yaml"}, nil, false); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+	if _, err := loadManifestFiles([]string{"does-not-exist.yaml"}, nil, manifestOptions{}); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Fatalf("loadManifestFiles(missing) error = %v, want one naming the file", err)
 	}
 }
 
 func TestLoadManifestFilesStdin(t *testing.T) {
 	t.Parallel()
-	got, err := loadManifestFiles([]string{"-"}, strings.NewReader("kind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata:\n  name: from-stdin\nprovisioner: example.com/x\n"), false)
+	got, err := loadManifestFiles([]string{"-"}, strings.NewReader("kind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata:\n  name: from-stdin\nprovisioner: example.com/x\n"), manifestOptions{})
 	if err != nil || len(got.Classes) != 1 || got.Classes[0].Name != "from-stdin" {
 		t.Fatalf("loadManifestFiles(-) = %v, %v; want the class from-stdin", got, err)
 	}
