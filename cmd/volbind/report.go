@@ -32,9 +32,9 @@ type report struct {
 	VolumesAvailable int `json:"volumesAvailable"`
 	// VolumesPending counts the volumes in any other phase (Pending: the
 	// Binder did not make them Available), so that the phases add up.
-	VolumesPending int `json:"volumesPending"`
-	VolumesReleased  int `json:"volumesReleased"`
-	VolumesFailed    int `json:"volumesFailed"`
+	VolumesPending  int `json:"volumesPending"`
+	VolumesReleased int `json:"volumesReleased"`
+	VolumesFailed   int `json:"volumesFailed"`
 
 	// Unbound lists every volume not Bound or Available and every claim
 	// not Bound, with the reason (report_objects.go); the text report
