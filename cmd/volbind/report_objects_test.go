@@ -86,3 +86,25 @@ func TestReportListsFirstThenCounts(t *testing.T) {
 		t.Errorf("JSON report does not list every claim")
 	}
 }
+
+// TestReportInterruptedIsNotDeadline: an interrupted run says so, a run
+// whose deadline passed says that, and a completed one says neither.
+func TestReportInterruptedIsNotDeadline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r         report
+		want, not string
+	}{
+		{r: report{Interrupted: true}, want: "interrupted", not: "deadline"},
+		{r: report{}, want: "deadline passed with work left", not: "interrupted"},
+		{r: report{Completed: true}, want: "invariants:", not: "deadline"},
+	} {
+		var buf bytes.Buffer
+		if err := tc.r.writeText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.want) || strings.Contains(buf.String(), tc.not) {
+			t.Errorf("report %+v: text %q, want %q and not %q", tc.r, buf.String(), tc.want, tc.not)
+		}
+	}
+}
