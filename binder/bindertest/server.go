@@ -60,9 +60,11 @@ func WithHistory(n int) Option {
 //     that changes nothing writes nothing and keeps the resourceVersion;
 //   - status is a subresource: an update keeps the stored status, a status
 //     update keeps the stored metadata and spec;
-//   - immutable fields stay so: changing a volume's source or volume mode,
-//     a claim's spec (other than setting volumeName once, or growing a
-//     bound claim's request) or a class's parameters fails with Invalid;
+//   - writes are validated as kube-apiserver v1.37.2 validates them
+//     (validation.go): names, required fields, quantities, access modes,
+//     exactly one volume source, immutable fields (a volume's source, a
+//     claim's spec but for volumeName set once, a class's parameters) and
+//     the status rules; a rejected write fails with Invalid;
 //   - create sets uid, creationTimestamp, resourceVersion and a name from
 //     generateName, applies the API's defaults and drops the status sent;
 //   - delete removes the object, or, when it has finalizers, sets
