@@ -270,6 +270,12 @@ func validationCases() []vcase {
 		{name: "pv update capacity to 0", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.Capacity[v1.ResourceStorage] = gi("0")
 		}},
+		{name: "pv update set node affinity", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in("zone", "a")) }},
+		{name: "pv update node affinity", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = affinity(in("zone", "a")) }),
+			update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in("zone", "b")) }},
+		{name: "pv update node affinity beta to GA", obj: pvMut(func(pv *v1.PersistentVolume) {
+			pv.Spec.NodeAffinity = affinity(in(v1.LabelFailureDomainBetaZone, "a"))
+		}), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in(v1.LabelTopologyZone, "a")) }},
 		{name: "pv update bad finalizer", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Finalizers = []string{"f"} }},
 		{name: "pv update without resourceVersion", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).ResourceVersion = ""

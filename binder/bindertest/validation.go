@@ -68,7 +68,7 @@ func validateNew(kind Kind, o object) error {
 // validateUpdate checks next, the version an update would store (defaults
 // applied, system fields kept), against the stored old version.
 func validateUpdate(kind Kind, next, old object) error {
-	errs := validateMetaUpdate(next, old)
+	errs := validateMetaUpdate(kind, next, old)
 	switch n := next.(type) {
 	case *v1.PersistentVolume:
 		errs = append(errs, validateVolume(n)...)
@@ -92,7 +92,7 @@ func validateUpdate(kind Kind, next, old object) error {
 // validateStatusUpdate checks next, the version a status update would
 // store, against old.
 func validateStatusUpdate(kind Kind, next, old object) error {
-	errs := validateMetaUpdate(next, old)
+	errs := validateMetaUpdate(kind, next, old)
 	switch n := next.(type) {
 	case *v1.PersistentVolumeClaim:
 		errs = append(errs, validateClaimStatus(n)...)
@@ -160,13 +160,13 @@ func validateFinalizerNames(names []string, path *field.Path) field.ErrorList {
 // of a create on the new version and the immutable metadata. Every kind
 // allows unconditional updates: an update without a resourceVersion is
 // checked with the stored one, as the API does.
-func validateMetaUpdate(next, old object) field.ErrorList {
+func validateMetaUpdate(kind Kind, next, old object) field.ErrorList {
 	n, o := *metaOf(next), metaOf(old)
 	if n.ResourceVersion == "" {
 		n.ResourceVersion = o.ResourceVersion
 	}
 	path := field.NewPath("metadata")
-	errs := validateMeta(&n, next.GetNamespace() != "")
+	errs := validateMeta(&n, kind.namespaced())
 	errs = append(errs, apivalidation.ValidateObjectMetaUpdate(&n, o, path)...)
 	if old.GetDeletionTimestamp() != nil {
 		added := sets.New(next.GetFinalizers()...).Difference(sets.New(old.GetFinalizers()...))

@@ -14,12 +14,15 @@ import (
 )
 
 var (
-	accessModes    = sets.New(v1.ReadWriteOnce, v1.ReadOnlyMany, v1.ReadWriteMany, v1.ReadWriteOncePod)
-	reclaimPolicy  = sets.New(v1.PersistentVolumeReclaimDelete, v1.PersistentVolumeReclaimRecycle, v1.PersistentVolumeReclaimRetain)
-	volumeModes    = sets.New(v1.PersistentVolumeBlock, v1.PersistentVolumeFilesystem)
-	hostPathTypes  = sets.New(v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate, v1.HostPathFile, v1.HostPathSocket, v1.HostPathCharDev, v1.HostPathBlockDev)
-	mountOptionsOK = "mount options are only allowed for volume types that support them"
+	accessModes   = sets.New(v1.ReadWriteOnce, v1.ReadOnlyMany, v1.ReadWriteMany, v1.ReadWriteOncePod)
+	reclaimPolicy = sets.New(v1.PersistentVolumeReclaimDelete, v1.PersistentVolumeReclaimRecycle, v1.PersistentVolumeReclaimRetain)
+	volumeModes   = sets.New(v1.PersistentVolumeBlock, v1.PersistentVolumeFilesystem)
+	hostPathTypes = sets.New(v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate, v1.HostPathFile, v1.HostPathSocket, v1.HostPathCharDev, v1.HostPathBlockDev)
 )
+
+// mountOptionsOK is the message of mount options on a volume type that
+// takes none.
+const mountOptionsOK = "mount options are only allowed for volume types that support them"
 
 // mountOptionsAnnotation is the beta annotation of a volume's mount options.
 const mountOptionsAnnotation = "volume.beta.kubernetes.io/mount-options"
@@ -372,8 +375,38 @@ func validateVolumeUpdate(next, old *v1.PersistentVolume) field.ErrorList {
 	}
 	// The API reports this path without "spec".
 	errs = append(errs, immutable(next.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	// MutablePVNodeAffinity is off by default in v1.37: a set node affinity
+	// may only move from the beta zone and region labels to the GA ones.
+	// The API reports this path without "spec".
+	if old.Spec.NodeAffinity != nil && !apiequality.Semantic.DeepEqual(gaAffinity(next.Spec.NodeAffinity), gaAffinity(old.Spec.NodeAffinity)) {
+		errs = append(errs, field.Invalid(field.NewPath("nodeAffinity"), next.Spec.NodeAffinity, "field is immutable, except for a move from the beta zone and region labels to the GA ones"))
+	}
 	if old.Spec.VolumeAttributesClassName != nil && next.Spec.VolumeAttributesClassName == nil {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "a set volume attributes class cannot be unset"))
 	}
 	return errs
+}
+
+// betaToGA maps the beta topology labels to their GA names.
+var betaToGA = map[string]string{
+	v1.LabelFailureDomainBetaZone:   v1.LabelTopologyZone,
+	v1.LabelFailureDomainBetaRegion: v1.LabelTopologyRegion,
+}
+
+// gaAffinity returns a copy of a with beta topology label keys replaced by
+// the GA ones.
+func gaAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinity {
+	if a == nil || a.Required == nil {
+		return a
+	}
+	c := a.DeepCopy()
+	for i := range c.Required.NodeSelectorTerms {
+		exprs := c.Required.NodeSelectorTerms[i].MatchExpressions
+		for j := range exprs {
+			if ga, ok := betaToGA[exprs[j].Key]; ok {
+				exprs[j].Key = ga
+			}
+		}
+	}
+	return c
 }
