@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/yaml"
 )
 
 // errNoDocuments is the error of a manifest file without any document.
@@ -235,14 +234,18 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 }
 
 // isEmptyDocument reports a document with nothing but separators,
-// comments and space (or an explicit null).
+// comments and space (or an explicit null), without parsing it.
 func isEmptyDocument(data []byte) bool {
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return false
+	for line := range bytes.Lines(data) {
+		l := bytes.TrimSpace(line)
+		switch {
+		case len(l) == 0, l[0] == '#', bytes.Equal(l, []byte("---")), bytes.Equal(l, []byte("...")):
+		case bytes.Equal(l, []byte("null")), bytes.Equal(l, []byte("~")):
+		default:
+			return false
+		}
 	}
-	j = bytes.TrimSpace(j)
-	return len(j) == 0 || string(j) == "null"
+	return true
 }
 
 // location is where a document or list item comes from.
