@@ -232,7 +232,7 @@ func jsonType(goType string) string {
 		return "a list"
 	case strings.HasPrefix(goType, "map["), strings.HasSuffix(goType, "List"):
 		return "an object"
-	case goType == "string" || strings.HasPrefix(goType, "v1.") && !strings.Contains(goType, "Spec") && !strings.Contains(goType, "Status") && isStringType(goType):
+	case goType == "string" || isStringType(goType):
 		return "a string"
 	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"):
 		return "a number"
