@@ -186,6 +186,9 @@ var (
 	// PersistentVolume.spec.capacity of type v1.ResourceList".
 	goStructField = regexp.MustCompile(`(?:json: )?cannot unmarshal (\w+) into Go struct field [A-Za-z0-9_]+\.([^ ]+) of type (\S+)`)
 	goValue       = regexp.MustCompile(`(?:json: )?cannot unmarshal (\w+) into Go value of type (\S+)`)
+	// badMapKey matches sigs.k8s.io/yaml's error for a mapping key that is
+	// null, a list or a mapping, which prints Go values.
+	badMapKey = regexp.MustCompile(`unsupported map key of type: .*`)
 )
 
 // plainError rewrites a decoding error so that it names fields by their
@@ -204,6 +207,7 @@ func plainError(err error) error {
 		s := goStructField.FindStringSubmatch(m)
 		return fmt.Sprintf("field %q: got %s, want %s", s[2], article(s[1]), jsonType(s[3]))
 	})
+	msg = badMapKey.ReplaceAllString(msg, "a mapping has a key that is null, a list or a mapping; keys must be strings")
 	msg = goValue.ReplaceAllStringFunc(msg, func(m string) string {
 		s := goValue.FindStringSubmatch(m)
 		return fmt.Sprintf("got %s, want %s", article(s[1]), jsonType(s[2]))
