@@ -188,7 +188,7 @@ var (
 	goValue       = regexp.MustCompile(`(?:json: )?cannot unmarshal (\w+) into Go value of type (\S+)`)
 	// badMapKey matches sigs.k8s.io/yaml's error for a mapping key that is
 	// null, a list or a mapping, which prints Go values.
-	badMapKey = regexp.MustCompile(`unsupported map key of type: .*`)
+	badMapKey = regexp.MustCompile(`unsupported map key of type: .*|invalid map key: .*`)
 )
 
 // plainError rewrites a decoding error so that it names fields by their
@@ -208,6 +208,10 @@ func plainError(err error) error {
 		return fmt.Sprintf("field %q: got %s, want %s", s[2], article(s[1]), jsonType(s[3]))
 	})
 	msg = badMapKey.ReplaceAllString(msg, "a mapping has a key that is null, a list or a mapping; keys must be strings")
+	if i := strings.Index(msg, "interface {}"); i >= 0 {
+		// Any other message that prints a Go value: keep its start.
+		msg = strings.TrimRight(msg[:strings.LastIndex(msg[:i], ":")+1], ":") + ": a value of an unsupported shape"
+	}
 	msg = goValue.ReplaceAllStringFunc(msg, func(m string) string {
 		s := goValue.FindStringSubmatch(m)
 		return fmt.Sprintf("got %s, want %s", article(s[1]), jsonType(s[2]))
