@@ -35,6 +35,9 @@ func bindObjects(n int) []runtime.Object {
 				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
 				StorageClassName:              class,
+				PersistentVolumeSource: v1.PersistentVolumeSource{
+					CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: fmt.Sprintf("pv-%06d", i)},
+				},
 			},
 			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 		}, &v1.PersistentVolumeClaim{

@@ -46,6 +46,9 @@ type Binder struct {
 	holds *holds
 
 	started atomic.Bool
+	// ignoredLogged is set once an ignored informer object was logged at
+	// the default verbosity (ignored.go).
+	ignoredLogged atomic.Bool
 	// running holds the queues while Run runs; nil before and after.
 	running atomic.Pointer[runState]
 	// ready is closed once Run has queued every known object, or has

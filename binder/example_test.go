@@ -29,6 +29,9 @@ func exampleObjects() (*v1.PersistentVolume, *v1.PersistentVolume, *v1.Persisten
 				Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
 				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource: v1.PersistentVolumeSource{
+					CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: name},
+				},
 			},
 			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 		}

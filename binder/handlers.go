@@ -6,7 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/volume"
-	"k8s.io/klog/v2"
 )
 
 // VolumeHandler returns the event handler of PersistentVolumes: register it
@@ -58,7 +57,7 @@ func (b *Binder) volumeChanged(obj any) {
 	}
 	stored, err := b.store.storeVolume(pv)
 	if err != nil {
-		klog.Background().V(2).Info("Ignoring volume event", "volumeName", pv.Name, "err", err)
+		b.ignoreEvent("persistentvolumes", pv, err)
 		return
 	}
 	wk := workKey{volume: true, key: pv.Name}
@@ -103,7 +102,7 @@ func (b *Binder) claimChanged(obj any) {
 	}
 	stored, err := b.store.storeClaim(pvc)
 	if err != nil {
-		klog.Background().V(2).Info("Ignoring claim event", "PVC", klog.KObj(pvc), "err", err)
+		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
 	wk := workKey{key: claimKeyOf(pvc)}

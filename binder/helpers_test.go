@@ -40,6 +40,8 @@ func newPV(name, size string, opts ...pvOpt) *v1.PersistentVolume {
 			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
 			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+			// A source makes the volume valid; CSI is one no recycler handles.
+			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: name}},
 		},
 		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 	}
@@ -177,9 +179,15 @@ type env struct {
 
 func newEnv(t testing.TB, objs ...runtime.Object) *env {
 	t.Helper()
+	return newEnvSeeded(t, (*bindertest.Server).Seed, objs...)
+}
+
+// newEnvSeeded is newEnv with objs stored by seed (Seed or SeedInvalid).
+func newEnvSeeded(t testing.TB, seed func(*bindertest.Server, context.Context, ...runtime.Object) error, objs ...runtime.Object) *env {
+	t.Helper()
 	e := &env{t: t, ctx: t.Context(), fc: testingclock.NewFakeClock(time.Unix(1_000_000, 0))}
 	e.srv = bindertest.New(bindertest.WithClock(e.fc))
-	if err := e.srv.Seed(e.ctx, objs...); err != nil {
+	if err := seed(e.srv, e.ctx, objs...); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
 	e.b = e.newBinder(Config{})

@@ -23,6 +23,13 @@ import (
 // trims with TrimPod and indexes with AddPodClaimIndex, so it must not have
 // started and must not be shared with code that needs whole pods (give
 // such code another factory, or set cfg.Pods); Run waits for it too.
+//
+// The Binder orders every object by its resourceVersion, which must be the
+// integer an API server sets. client-go's fake clientset
+// (fake.NewClientset) sets none: the Binder then ignores every object and
+// binds nothing, logs the first ignored object as an error at the default
+// verbosity and counts them all in volbind_binder_ignored_objects_total.
+// Test with binder/bindertest, an in-memory API server that sets them.
 func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.SharedInformerFactory, cfg Config) (*Binder, error) {
 	if cs == nil || f == nil {
 		return nil, errors.Join(ErrInvalidConfig, errors.New("binder: nil clientset or informer factory"))

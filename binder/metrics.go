@@ -26,6 +26,7 @@ type metrics struct {
 	binds        prometheus.Counter
 	conflicts    *prometheus.CounterVec // resource
 	writes       *prometheus.CounterVec // resource, verb
+	ignored      *prometheus.CounterVec // resource, reason (ignored.go)
 
 	queue queueMetrics
 }
@@ -68,6 +69,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: "binder", Name: "api_writes_total",
 			Help: "Successful API writes, by resource and verb (create, update, update_status, delete).",
 		}, []string{"resource", "verb"}),
+		ignored: newIgnoredCounter(),
 		queue: queueMetrics{
 			depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Namespace: metricsNamespace, Subsystem: "binder_workqueue", Name: "depth",
@@ -100,7 +102,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		},
 	}
 	q := &m.queue
-	for _, c := range []prometheus.Collector{m.syncs, m.syncDuration, m.binds, m.conflicts, m.writes,
+	for _, c := range []prometheus.Collector{m.syncs, m.syncDuration, m.binds, m.conflicts, m.writes, m.ignored,
 		q.depth, q.adds, q.latency, q.workDuration, q.unfinished, q.longest, q.retries} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(ErrInvalidConfig, err)

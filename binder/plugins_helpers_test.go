@@ -187,7 +187,7 @@ func metav1SetAnn(pv *v1.PersistentVolume, k, v string) {
 }
 
 func hostPath(pv *v1.PersistentVolume) {
-	pv.Spec.HostPath = &v1.HostPathVolumeSource{Path: "/data/" + pv.Name}
+	pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/data/" + pv.Name}}
 }
 
 // recyclerFor returns a Recycler on the env's server and clock.

@@ -32,6 +32,9 @@ type syncCase struct {
 	wantWrites int64
 	// wantErr checks the sync's error; nil means no error.
 	wantErr func(error) bool
+	// invalid seeds objs with SeedInvalid: they are objects kube-apiserver
+	// rejects, which a Binder may still get (from a fake clientset).
+	invalid bool
 }
 
 func runSyncCases(t *testing.T, cases []syncCase) {
@@ -39,7 +42,11 @@ func runSyncCases(t *testing.T, cases []syncCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, tc.objs...)
+			seed := (*bindertest.Server).Seed
+			if tc.invalid {
+				seed = (*bindertest.Server).SeedInvalid
+			}
+			e := newEnvSeeded(t, seed, tc.objs...)
 			kind, name, _ := strings.Cut(tc.sync, "/")
 			var err error
 			if kind == "claim" {
@@ -370,7 +377,7 @@ func TestSyncVolume(t *testing.T) {
 		sync: "volume/pv1", want: []string{"pv1=Released:claim1"}, wantWrites: 1,
 	}, {
 		name: "4-12 released volume with an unknown reclaim policy: Failed",
-		objs: objs(newPV("pv1", "10Gi", boundTo("claim1", "uid-claim1"), pvPolicy("Shred"), pvPhase(v1.VolumeBound))),
+		objs: objs(newPV("pv1", "10Gi", boundTo("claim1", "uid-claim1"), pvPolicy("Shred"), pvPhase(v1.VolumeBound))), invalid: true,
 		sync: "volume/pv1", want: []string{"pv1=Failed:claim1"},
 		wantEvents: []string{ReasonVolumeUnknownReclaimPolicy}, wantWrites: 2,
 	}, {
@@ -392,7 +399,7 @@ func TestBadObjects(t *testing.T) {
 		return errors.Is(err, ErrInvalidObject) && errors.As(err, &ie) && ie.Problem != ""
 	}
 	badSel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
-	runSyncCases(t, []syncCase{{
+	cases := []syncCase{{
 		name: "volume without capacity",
 		objs: objs(newPV("pv1", "1Gi", pvNoCapacity, pvPhase(v1.VolumePending))),
 		sync: "volume/pv1", want: []string{"pv1=Pending:"},
@@ -424,7 +431,7 @@ func TestBadObjects(t *testing.T) {
 		wantEvents: []string{ReasonInvalidClaim}, wantErr: invalid,
 	}, {
 		name: "a volume without capacity is never offered",
-		objs: objs(newPV("pv1", "1Gi", pvNoCapacity), newPV("pv2", "10Gi"), newPVC("claim1", "0")),
+		objs: objs(newPV("pv1", "1Gi", pvNoCapacity), newPV("pv2", "10Gi"), newPVC("claim1", "1")),
 		sync: "claim/claim1", want: []string{"pv1=Available:", "pv2=Bound:claim1"},
 		wantWrites: 4,
 	}, {
@@ -432,7 +439,11 @@ func TestBadObjects(t *testing.T) {
 		objs: objs(newPV("pv1", "1Gi", pvNoCapacity), newPVC("claim1", "1Gi", pvcVolume("pv1"))),
 		sync: "claim/claim1", want: []string{"pv1=Available:", "claim1=Pending:pv1"},
 		wantEvents: []string{ReasonVolumeMismatch},
-	}})
+	}}
+	for i := range cases {
+		cases[i].invalid = true
+	}
+	runSyncCases(t, cases)
 }
 
 // TestBindAnnotations checks the annotations and status a binding writes,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -13,7 +14,14 @@ import (
 func newPV(name, class, rv string) *v1.PersistentVolume {
 	return &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv},
-		Spec:       v1.PersistentVolumeSpec{StorageClassName: class},
+		// Valid for kube-apiserver (and bindertest): capacity, access
+		// modes and a source.
+		Spec: v1.PersistentVolumeSpec{
+			StorageClassName:       class,
+			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/" + name}},
+		},
 	}
 }
 

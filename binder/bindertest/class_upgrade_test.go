@@ -8,9 +8,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestClaimClassUpgradeFromNil: as kube-apiserver (retroactive default
-// StorageClass assignment), an unset storageClassName may be set once to a
-// non-empty class; every other class change is refused.
+// TestClaimClassUpgradeFromNil: as kube-apiserver v1.37.2 (retroactive
+// default StorageClass assignment), an unset storageClassName may be set
+// once (also to ""), or to the class the beta annotation names; every
+// other class change is refused.
 func TestClaimClassUpgradeFromNil(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -20,11 +21,12 @@ func TestClaimClassUpgradeFromNil(t *testing.T) {
 		wantAccept bool
 	}{
 		{name: "nil to class", old: nil, next: ptr.To("gold"), wantAccept: true},
-		{name: "nil to empty", old: nil, next: ptr.To("")},
+		{name: "nil to empty", old: nil, next: ptr.To(""), wantAccept: true},
 		{name: "empty to class", old: ptr.To(""), next: ptr.To("gold")},
 		{name: "class to other class", old: ptr.To("silver"), next: ptr.To("gold")},
 		{name: "class to nil", old: ptr.To("gold"), next: nil},
-		{name: "nil to class with the beta annotation", old: nil, next: ptr.To("gold"), annotated: true},
+		{name: "nil to the beta annotation's class", old: nil, next: ptr.To("gold"), annotated: true, wantAccept: true},
+		{name: "nil to another class than the beta annotation's", old: nil, next: ptr.To("silver"), annotated: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

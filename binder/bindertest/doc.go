@@ -16,6 +16,12 @@
 // (WithAsyncEvents). Each fault draws from its own random stream, derived
 // from the Server's seed (WithSeed) so that a run replays.
 //
+// Every create, seed, update and status update is validated as
+// kube-apiserver v1.37.2 validates it: an object it would reject fails
+// with the same apierrors Invalid error and field paths and is not stored
+// (Validate runs the same check on its own; SeedInvalid stores objects
+// without it, to test how a client copes with them).
+//
 // Objects passed to a Server are never retained; objects returned are deep
 // copies the caller owns; objects passed to event handlers are shared and
 // read-only. All methods are safe for concurrent use.

@@ -62,7 +62,7 @@ func TestEventHandlerSequence(t *testing.T) {
 		t.Fatalf("UpdateVolumeStatus = %v", err)
 	}
 	fin := newVolume("pv-f", "1Gi")
-	fin.Finalizers = []string{"f"}
+	fin.Finalizers = []string{"example.com/f"}
 	mustCreateVolume(t, s, fin)
 	for _, name := range []string{"pv-c", "pv-f"} {
 		if err := s.DeleteVolume(ctx, name); err != nil {

@@ -23,6 +23,9 @@ func Example() {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Gi")},
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "vol-1"},
+			},
 		},
 		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 	})
@@ -56,7 +59,13 @@ func Example() {
 func ExampleServer_AddEventHandler() {
 	ctx := context.Background()
 	s := bindertest.New()
-	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}}
+	claim := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
 	if err := s.Seed(ctx, claim); err != nil {
 		fmt.Println(err)
 		return
@@ -84,4 +93,30 @@ func ExampleServer_AddEventHandler() {
 	// add data initial: true
 	// update Pending -> Bound
 	// delete data
+}
+
+// Writes are validated as kube-apiserver validates them: a volume without
+// a source, with capacity 0 and an invalid name fails with the same
+// Invalid error and field paths, and nothing is stored.
+func ExampleServer_CreateVolume_invalid() {
+	ctx := context.Background()
+	s := bindertest.New()
+	_, err := s.CreateVolume(ctx, &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "Bad_Name"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("0")},
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+		},
+	})
+	fmt.Println("invalid:", apierrors.IsInvalid(err))
+	for _, c := range err.(apierrors.APIStatus).Status().Details.Causes {
+		fmt.Println(c.Field, c.Type)
+	}
+	fmt.Println("stored:", len(s.Volumes()))
+	// Output:
+	// invalid: true
+	// metadata.name FieldValueInvalid
+	// spec.capacity[storage] FieldValueInvalid
+	// spec FieldValueRequired
+	// stored: 0
 }

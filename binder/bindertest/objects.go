@@ -161,10 +161,14 @@ func applyDefaults(o object) {
 			m := v1.PersistentVolumeFilesystem
 			t.Spec.VolumeMode = &m
 		}
+		defaultDataSourceRef(t)
 	case *v1.Pod:
 		if t.Status.Phase == "" {
 			t.Status.Phase = v1.PodPending
 		}
+		defaultPodVolumes(t)
+	case *v1.Node:
+		defaultAllocatable(t)
 	}
 }
 

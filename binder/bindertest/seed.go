@@ -23,12 +23,26 @@ import (
 //     Immediate; a pod's empty phase becomes Pending.
 //
 // Unlike Create, Seed keeps status, uid, deletionTimestamp and finalizers.
-// Seed is all or nothing: an unsupported or invalid object, or a name that
-// is taken (in the Server or earlier in objs), fails it with nothing
+// Seed is all or nothing: an unsupported or invalid object (one
+// kube-apiserver's validation rejects, see SeedInvalid), or a name that is
+// taken (in the Server or earlier in objs), fails it with nothing
 // stored. Seeding is not counted in Stats and ignores faults (but not
 // watch faults); handlers and watches see the objects as Added events.
 // objs are not retained.
 func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
+	return s.store(ctx, true, objs)
+}
+
+// SeedInvalid is Seed without the validation of the objects' contents
+// (names and namespaces are still required): it stores objects that
+// kube-apiserver would reject, to test how a client copes with them, as
+// it must with objects from a fake clientset or from an older API server.
+// Updates of such an object are validated as usual.
+func (s *Server) SeedInvalid(ctx context.Context, objs ...runtime.Object) error {
+	return s.store(ctx, false, objs)
+}
+
+func (s *Server) store(ctx context.Context, check bool, objs []runtime.Object) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -43,12 +57,12 @@ func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
 		if err != nil {
 			return err
 		}
-		obj, err := s.prepareNew(k, o, true)
+		obj, err := s.prepareNew(k, o, true, check)
 		if err != nil {
 			return err
 		}
-		if obj.GetName() == "" {
-			return badRequest("seed %s with generateName %q: a seeded object needs a name", k, obj.GetGenerateName())
+		if obj.GetName() == "" || k.namespaced() && obj.GetNamespace() == "" {
+			return badRequest("seed %s %q with generateName %q: a seeded object needs a name (and a namespace if namespaced)", k, obj.GetName(), obj.GetGenerateName())
 		}
 		items = append(items, item{kind: k, key: objectKey(k, obj.GetNamespace(), obj.GetName()), obj: obj})
 	}

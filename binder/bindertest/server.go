@@ -79,9 +79,11 @@ func WithHistory(n int) Option {
 //     that changes nothing writes nothing and keeps the resourceVersion;
 //   - status is a subresource: an update keeps the stored status, a status
 //     update keeps the stored metadata and spec;
-//   - immutable fields stay so: changing a volume's source or volume mode,
-//     a claim's spec (other than setting volumeName once, or growing a
-//     bound claim's request) or a class's parameters fails with Invalid;
+//   - writes are validated as kube-apiserver v1.37.2 validates them
+//     (validation.go): names, required fields, quantities, access modes,
+//     exactly one volume source, immutable fields (a volume's source, a
+//     claim's spec but for volumeName set once, a class's parameters) and
+//     the status rules; a rejected write fails with Invalid;
 //   - create sets uid, creationTimestamp, resourceVersion and a name from
 //     generateName, applies the API's defaults and drops the status sent;
 //   - delete removes the object, or, when it has finalizers, sets
@@ -220,18 +222,18 @@ func checkArg(kind Kind, in object) error {
 }
 
 // prepareNew makes the private copy a create or seed stores: defaults,
-// no type metadata, and (create only) the API's reset of status and
-// system fields.
-func (s *Server) prepareNew(kind Kind, in object, seed bool) (object, error) {
+// no type metadata, validation (unless check is false) and (create only)
+// the API's reset of status and system fields.
+func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, error) {
 	obj := deepCopy(in)
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	if !kind.namespaced() {
 		obj.SetNamespace("")
 	}
-	if err := validateCreate(kind, obj); err != nil {
+	applyDefaults(obj)
+	if err := validateNew(kind, obj); err != nil && check {
 		return nil, err
 	}
-	applyDefaults(obj)
 	now := s.now()
 	if seed {
 		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
@@ -257,7 +259,7 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 	if err != nil {
 		return nil, err
 	}
-	obj, err := s.prepareNew(kind, in, false)
+	obj, err := s.prepareNew(kind, in, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +395,10 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		next = withStatus(old, in)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
+		if err := validateStatusUpdate(kind, next, old); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
 	} else {
 		next = withMetaAndSpec(in, old)
 		if !kind.namespaced() {

@@ -22,7 +22,7 @@ type diskProvisioner struct{}
 
 func (diskProvisioner) Provision(_ context.Context, req *binder.ProvisionRequest) (*v1.PersistentVolume, error) {
 	return &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
-		CSI: &v1.CSIPersistentVolumeSource{Driver: "example.com/disk", VolumeHandle: req.VolumeName},
+		CSI: &v1.CSIPersistentVolumeSource{Driver: "disk.example.com", VolumeHandle: req.VolumeName},
 	}}}, nil
 }
 

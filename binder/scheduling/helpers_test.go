@@ -187,11 +187,13 @@ func pv(name, size, class, key, value string) *v1.PersistentVolume {
 			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			StorageClassName:              class,
 			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
-			PersistentVolumeSource:        v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/" + name}},
+			// A local volume needs node affinity (below); without it, hostPath.
+			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/mnt/" + name}},
 		},
 		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 	}
 	if key != "" {
+		p.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/" + name}}
 		p.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
 			MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: []string{value}}},
 		}}}}

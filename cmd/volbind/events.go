@@ -82,3 +82,12 @@ func (l *eventLog) lastFor(pvc *v1.PersistentVolumeClaim) (recordedEvent, bool) 
 	e, ok := l.last["PersistentVolumeClaim/"+pvc.Namespace+"/"+pvc.Name]
 	return e, ok
 }
+
+// lastOf returns the last event about any object.
+func (l *eventLog) lastOf(obj runtime.Object) (recordedEvent, bool) {
+	key := eventKey(obj)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.last[key]
+	return e, ok
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,27 +11,51 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
+// errNoDocuments is the error of a manifest file without any document.
+var errNoDocuments = errors.New("no documents (the input is empty or holds only separators and comments)")
+
 // manifestError reports a document of a manifest file that could not be
-// decoded. Doc counts from 1 in the order the documents appear in the file.
+// loaded. Doc counts from 1 in the order of the file's non-empty
+// documents; Item, when not 0, is the item of a List (from 1). Kind and
+// Name (namespace/name for namespaced kinds) say what the document holds,
+// as far as it could be read.
 type manifestError struct {
 	File string
 	Doc  int
+	Item int
+	Kind string
+	Name string
 	Err  error
 }
 
 func (e *manifestError) Error() string {
-	return fmt.Sprintf("%s: document %d: %v", e.File, e.Doc, e.Err)
+	where := e.File
+	if e.Doc > 0 {
+		where += fmt.Sprintf(": document %d", e.Doc)
+	}
+	if e.Item > 0 {
+		where += fmt.Sprintf(" item %d", e.Item)
+	}
+	if e.Kind != "" || e.Name != "" {
+		where += fmt.Sprintf(" (%s %s)", orUnknown(e.Kind, "kind?"), orUnknown(e.Name, "name?"))
+	}
+	return fmt.Sprintf("%s: %v", where, e.Err)
 }
 
 func (e *manifestError) Unwrap() error { return e.Err }
+
+func orUnknown(s, unknown string) string {
+	if s == "" {
+		return unknown
+	}
+	return s
+}
 
 // loadedObjects is what a set of manifests holds, by kind, in file order.
 type loadedObjects struct {
@@ -38,8 +64,18 @@ type loadedObjects struct {
 	Classes []*storagev1.StorageClass
 	Nodes   []*v1.Node
 	Pods    []*v1.Pod
-	// Warnings lists the documents that were skipped (unknown kinds).
+	// Warnings lists the documents that were skipped: kinds volbind does
+	// not use, and unknown kinds when allowUnknown is set.
 	Warnings []string
+
+	// allowUnknown skips documents of kinds client-go does not know
+	// instead of failing.
+	allowUnknown bool
+	// progress, when set, is called every progressEvery documents and at
+	// the end of each file.
+	progress func(file string, docs int)
+	// seen maps "Kind namespace/name" to where the object was loaded.
+	seen map[string]string
 }
 
 // objects returns every loaded object, kinds in dependency order.
@@ -74,14 +110,37 @@ func (l *loadedObjects) workload() []runtime.Object {
 	return out
 }
 
+// manifestOptions are the options of loadManifestFiles.
+type manifestOptions struct {
+	// AllowUnknown skips documents of kinds client-go does not know (with
+	// a warning) instead of failing.
+	AllowUnknown bool
+	// Progress, when set, is called every progressEvery documents and at
+	// the end of each file, with the number of documents read in it.
+	Progress func(file string, docs int)
+}
+
+// progressEvery is how many documents loadManifests reads between two
+// progress reports.
+const progressEvery = 1000
+
 // loadManifestFiles reads every named file ("-" is standard input) into one
-// set of objects.
-func loadManifestFiles(names []string, stdin io.Reader) (*loadedObjects, error) {
-	out := &loadedObjects{}
+// set of objects. A file without documents, a set without any object
+// volbind uses, an object kube-apiserver would reject (all are listed) and
+// (unless allowUnknown) a document of a kind client-go does not know are
+// errors.
+func loadManifestFiles(names []string, stdin io.Reader, o manifestOptions) (*loadedObjects, error) {
+	out := &loadedObjects{allowUnknown: o.AllowUnknown, progress: o.Progress}
 	for _, name := range names {
 		if err := loadManifestFile(name, stdin, out); err != nil {
 			return nil, err
 		}
+	}
+	if len(out.objects()) == 0 {
+		return nil, fmt.Errorf("read manifests %q: no StorageClass, Node, PersistentVolume, PersistentVolumeClaim or Pod to simulate", names)
+	}
+	if err := out.validate(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -98,95 +157,112 @@ func loadManifestFile(name string, stdin io.Reader, out *loadedObjects) error {
 	return loadManifests(name, f, out)
 }
 
-// loadManifests decodes a stream of YAML or JSON documents with the
-// universal deserializer of client-go's scheme (which recognizes JSON, YAML
-// and protobuf by their content) and appends the objects volbind uses to
-// out; List kinds (v1 List and typed lists) are expanded, other kinds are
+// strictDecoder decodes JSON and YAML with client-go's scheme and fails on
+// unknown and duplicate fields.
+var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// loadManifests decodes a stream of YAML documents (separated by "---") or
+// of JSON objects and appends the objects volbind uses to out; List kinds
+// (v1 List and typed lists) are expanded, kinds volbind does not use are
 // skipped with a warning. Empty documents are not counted: document N is
-// the Nth non-empty one. A document that does not decode fails with a
-// *manifestError naming the file and the document.
+// the Nth non-empty one. Decoding is strict: an unknown or duplicate
+// field, a value of the wrong type, an unknown kind (unless
+// out.allowUnknown) or an object loaded twice fails with a
+// *manifestError naming the file, the document, the object and the field.
 func loadManifests(file string, r io.Reader, out *loadedObjects) error {
-	dec := yaml.NewYAMLOrJSONDecoder(r, 4096)
-	decoder := scheme.Codecs.UniversalDeserializer()
-	for doc := 1; ; {
-		var raw runtime.RawExtension
-		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return &manifestError{File: file, Doc: doc, Err: err}
+	next := documents(r)
+	doc := 0
+	for {
+		data, err := next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		if len(bytes.TrimSpace(raw.Raw)) == 0 || string(bytes.TrimSpace(raw.Raw)) == "null" {
+		if err != nil {
+			return &manifestError{File: file, Doc: doc + 1, Err: plainError(err)}
+		}
+		if isEmptyDocument(data) {
 			continue
 		}
-		if err := addDecoded(decoder, raw.Raw, fmt.Sprintf("%s: document %d", file, doc), out); err != nil {
-			return &manifestError{File: file, Doc: doc, Err: err}
-		}
 		doc++
-	}
-}
-
-// addDecoded decodes one object (where names it in warnings) and adds it
-// to out.
-func addDecoded(decoder runtime.Decoder, data []byte, where string, out *loadedObjects) error {
-	obj, gvk, err := decoder.Decode(data, nil, nil)
-	if err != nil {
-		if runtime.IsNotRegisteredError(err) {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: skipped: %s", where, kindOf(gvk, err)))
-			return nil
-		}
-		return err
-	}
-	return addObject(decoder, obj, gvk.Kind, where, out)
-}
-
-func addObject(decoder runtime.Decoder, obj runtime.Object, kind, where string, out *loadedObjects) error {
-	switch o := obj.(type) {
-	case *v1.PersistentVolume:
-		out.Volumes = append(out.Volumes, o)
-	case *v1.PersistentVolumeClaim:
-		if o.Namespace == "" {
-			o.Namespace = metav1.NamespaceDefault
-		}
-		out.Claims = append(out.Claims, o)
-	case *storagev1.StorageClass:
-		out.Classes = append(out.Classes, o)
-	case *v1.Node:
-		out.Nodes = append(out.Nodes, o)
-	case *v1.Pod:
-		if o.Namespace == "" {
-			o.Namespace = metav1.NamespaceDefault
-		}
-		out.Pods = append(out.Pods, o)
-	case *v1.List, *v1.PersistentVolumeList, *v1.PersistentVolumeClaimList, *storagev1.StorageClassList, *v1.NodeList, *v1.PodList:
-		items, err := meta.ExtractList(obj)
-		if err != nil {
+		if err := out.addDocument(data, location{file: file, doc: doc}); err != nil {
 			return err
 		}
-		for i, item := range items {
-			itemWhere := fmt.Sprintf("%s item %d", where, i+1)
-			var err error
-			switch it := item.(type) {
-			case nil:
-				err = errors.New("empty item")
-			case *runtime.Unknown:
-				err = addDecoded(decoder, it.Raw, itemWhere, out)
-			default:
-				err = addObject(decoder, it, kind, itemWhere, out)
-			}
-			if err != nil {
-				return fmt.Errorf("item %d: %w", i+1, err)
-			}
+		if out.progress != nil && doc%progressEvery == 0 {
+			out.progress(file, doc)
 		}
-	default:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: skipped: kind %s is not used by volbind", where, kind))
+	}
+	if out.progress != nil {
+		out.progress(file, doc)
+	}
+	if doc == 0 {
+		return &manifestError{File: file, Err: errNoDocuments}
 	}
 	return nil
 }
 
-func kindOf(gvk *schema.GroupVersionKind, err error) string {
-	if gvk == nil || gvk.Kind == "" {
-		return err.Error()
+// documents returns a function that yields the raw documents of r, one
+// per call, then io.EOF: JSON objects when r starts with "{", else YAML
+// documents.
+func documents(r io.Reader) func() ([]byte, error) {
+	br := bufio.NewReader(r)
+	if first, err := peekNonSpace(br); err == nil && first == '{' {
+		dec := json.NewDecoder(br)
+		return func() ([]byte, error) {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, err
+			}
+			return raw, nil
+		}
 	}
-	return fmt.Sprintf("unknown kind %s", gvk.String())
+	yr := utilyaml.NewYAMLReader(br)
+	return yr.Read
+}
+
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return 0, err
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c, nil
+		}
+	}
+}
+
+// isEmptyDocument reports a document with nothing but separators,
+// comments and space (or an explicit null), without parsing it.
+func isEmptyDocument(data []byte) bool {
+	for line := range bytes.Lines(data) {
+		l := bytes.TrimSpace(line)
+		switch {
+		case len(l) == 0, l[0] == '#', bytes.Equal(l, []byte("---")), bytes.Equal(l, []byte("...")):
+		case bytes.Equal(l, []byte("null")), bytes.Equal(l, []byte("~")):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// location is where a document or list item comes from.
+type location struct {
+	file string
+	doc  int
+	item int
+}
+
+func (l location) String() string {
+	s := fmt.Sprintf("%s: document %d", l.file, l.doc)
+	if l.item > 0 {
+		s += fmt.Sprintf(" item %d", l.item)
+	}
+	return s
+}
+
+func (l location) errorf(kind, name string, err error) error {
+	return &manifestError{File: l.file, Doc: l.doc, Item: l.item, Kind: kind, Name: name, Err: err}
 }

@@ -18,7 +18,7 @@ func names[T interface{ GetName() string }](objs []T) []string {
 
 func TestLoadManifestFiles(t *testing.T) {
 	t.Parallel()
-	got, err := loadManifestFiles([]string{"../../examples/cluster.yaml", "../../examples/list.json", "../../examples/pending.yaml"}, nil)
+	got, err := loadManifestFiles([]string{"../../examples/cluster.yaml", "../../examples/list.json", "../../examples/pending.yaml"}, nil, manifestOptions{})
 	if err != nil {
 		t.Fatalf("loadManifestFiles: %v", err)
 	}
@@ -55,16 +55,20 @@ func TestLoadManifests(t *testing.T) {
 		warnings  int
 		wantErr   string // substring; "" means no error
 		wantDocNo int
+		allow     bool // allowUnknown
 	}{
-		{name: "empty", in: ""},
-		{name: "separators only", in: "---\n---\n"},
+		{name: "empty", in: "", wantErr: "no documents"},
+		{name: "separators only", in: "---\n---\n", wantErr: "no documents"},
+		{name: "comments only", in: "# nothing\n---\n# here\n", wantErr: "no documents"},
 		{name: "json stream", in: `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"a"}}
 {"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"b"}}`, volumes: 1, claims: 1},
-		{name: "unknown group is skipped", in: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: a\n", volumes: 1, warnings: 1},
+		{name: "unknown group is an error", in: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: a\n", wantErr: `(Widget w): unknown kind "Widget" of apiVersion "example.com/v1" (-allow-unknown skips it)`, wantDocNo: 1},
+		{name: "unknown group is skipped with -allow-unknown", in: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: a\n", volumes: 1, warnings: 1, allow: true},
+		{name: "apiVersion v2 is an error", in: "apiVersion: v2\nkind: PersistentVolume\nmetadata:\n  name: a\n", wantErr: `unknown kind "PersistentVolume" of apiVersion "v2"`, wantDocNo: 1},
 		{name: "known but unused kind is skipped", in: "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n", warnings: 1},
 		{name: "malformed yaml", in: "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: a\n---\nkind: [unclosed\n", wantErr: "document 2", wantDocNo: 2},
 		{name: "wrong field type", in: "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: a\nspec:\n  capacity: 12\n", wantErr: "document 1", wantDocNo: 1},
-		{name: "no kind", in: "metadata:\n  name: a\n", wantErr: "document 1", wantDocNo: 1},
+		{name: "no kind", in: "metadata:\n  name: a\n", wantErr: "apiVersion and kind are required", wantDocNo: 1},
 		{name: "typed list", in: `{"apiVersion":"v1","kind":"PersistentVolumeClaimList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","namespace":"x"}}]}`, claims: 2},
 		{name: "list in a list", in: `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"a"}}]},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}]}`, volumes: 1, warnings: 1},
 		{name: "typed list of an unused kind", in: `{"apiVersion":"v1","kind":"ServiceList","items":[{"metadata":{"name":"a"}}]}`, warnings: 1},
@@ -76,7 +80,7 @@ func TestLoadManifests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out := &loadedObjects{}
+			out := &loadedObjects{allowUnknown: tc.allow}
 			err := loadManifests("in.yaml", strings.NewReader(tc.in), out)
 			if tc.wantErr != "" {
 				var me *manifestError
@@ -104,15 +108,15 @@ func TestLoadManifests(t *testing.T) {
 
 func TestLoadManifestFilesMissing(t *testing.T) {
 	t.Parallel()
-	if _, err := loadManifestFiles([]string{"does-not-exist.yaml"}, nil); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+	if _, err := loadManifestFiles([]string{"does-not-exist.yaml"}, nil, manifestOptions{}); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Fatalf("loadManifestFiles(missing) error = %v, want one naming the file", err)
 	}
 }
 
 func TestLoadManifestFilesStdin(t *testing.T) {
 	t.Parallel()
-	got, err := loadManifestFiles([]string{"-"}, strings.NewReader("apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: from-stdin\n"))
-	if err != nil || len(got.Volumes) != 1 || got.Volumes[0].Name != "from-stdin" {
-		t.Fatalf("loadManifestFiles(-) = %v, %v; want the volume from-stdin", got, err)
+	got, err := loadManifestFiles([]string{"-"}, strings.NewReader("kind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata:\n  name: from-stdin\nprovisioner: example.com/x\n"), manifestOptions{})
+	if err != nil || len(got.Classes) != 1 || got.Classes[0].Name != "from-stdin" {
+		t.Fatalf("loadManifestFiles(-) = %v, %v; want the class from-stdin", got, err)
 	}
 }

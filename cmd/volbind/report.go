@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/storage/volume"
+	"sigs.k8s.io/yaml"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -29,8 +30,16 @@ type report struct {
 	Volumes          int `json:"volumes"`
 	VolumesBound     int `json:"volumesBound"`
 	VolumesAvailable int `json:"volumesAvailable"`
-	VolumesReleased  int `json:"volumesReleased"`
-	VolumesFailed    int `json:"volumesFailed"`
+	// VolumesPending counts the volumes in any other phase (Pending: the
+	// Binder did not make them Available), so that the phases add up.
+	VolumesPending  int `json:"volumesPending"`
+	VolumesReleased int `json:"volumesReleased"`
+	VolumesFailed   int `json:"volumesFailed"`
+
+	// Unbound lists every volume not Bound or Available and every claim
+	// not Bound, with the reason (report_objects.go); the text report
+	// names the first maxListed.
+	Unbound []objectState `json:"unbound,omitempty"`
 
 	// Events counts the Binder's events by reason.
 	Events map[string]int `json:"events,omitempty"`
@@ -62,9 +71,11 @@ type report struct {
 	// the periodic resync would make) that bound claims the Binder's
 	// queues had left Pending.
 	ResyncPasses int `json:"resyncPasses"`
-	// Completed is false when the deadline passed before the Binder had
-	// nothing left to do.
+	// Completed is false when the deadline passed (or the run was
+	// interrupted) before the Binder had nothing left to do.
 	Completed bool `json:"completed"`
+	// Interrupted is set when the run was interrupted (Ctrl-C).
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Violations lists broken invariants; the exit status is 1 when any.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -81,27 +92,42 @@ type reasonCount struct {
 // reasonNoEvent marks pending claims the Binder emitted no event about.
 const reasonNoEvent = "NoEvent"
 
+// reasonClassNotFound marks pending claims of a StorageClass that does not
+// exist.
+const reasonClassNotFound = "StorageClassNotFound"
+
 // quoted matches the quoted object names in event messages.
 var quoted = regexp.MustCompile(`"[^"]*"`)
 
 // pendingReason returns the reason a pending claim is listed under: its
 // last event, or why the Binder sends none for such a claim.
-func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[string]*v1.PersistentVolume) (reason, message string) {
+// The message names objects; the report's aggregated reasons replace the
+// names by "…" (the per-object list keeps them). classes holds the names
+// of the StorageClasses that exist.
+func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[string]*v1.PersistentVolume, classes map[string]bool) (reason, message string) {
 	if e, ok := events.lastFor(pvc); ok {
-		return e.Reason, quoted.ReplaceAllString(e.Message, `"…"`)
+		return e.Reason, e.Message
 	}
+	class := volume.GetPersistentVolumeClaimClass(pvc)
 	switch {
 	case pvc.Spec.VolumeName != "" && volumes[pvc.Spec.VolumeName] == nil:
-		return reasonNoEvent, "the requested volume does not exist"
+		return reasonNoEvent, fmt.Sprintf("the requested volume %q does not exist", pvc.Spec.VolumeName)
+	case class != "" && !classes[class]:
+		return reasonClassNotFound, fmt.Sprintf("storage class %q does not exist", class)
 	case volume.GetPersistentVolumeClaimClass(pvc) != "":
 		return reasonNoEvent, "no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)"
 	}
 	return reasonNoEvent, "the Binder emitted no event about this claim"
 }
 
-// tally fills the object counts, the pending reasons and the invariant
-// checks of r from the final objects.
-func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, events *eventLog) {
+// tally fills the object counts, the list of unbound objects, the pending
+// reasons and the invariant checks of r from the final objects; classes
+// are the names of the StorageClasses.
+func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, classes []string, events *eventLog) {
+	classSet := make(map[string]bool, len(classes))
+	for _, c := range classes {
+		classSet[c] = true
+	}
 	r.Claims, r.Volumes = len(claims), len(volumes)
 	if counts := events.counts(); len(counts) > 0 {
 		r.Events = counts
@@ -118,6 +144,11 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			r.VolumesReleased++
 		case v1.VolumeFailed:
 			r.VolumesFailed++
+		default:
+			r.VolumesPending++
+		}
+		if pv.Status.Phase != v1.VolumeBound && pv.Status.Phase != v1.VolumeAvailable {
+			r.Unbound = append(r.Unbound, volumeState(pv, events))
 		}
 	}
 	reasons := map[[2]string]int{}
@@ -142,10 +173,12 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			}
 		case v1.ClaimLost:
 			r.ClaimsLost++
+			r.Unbound = append(r.Unbound, claimState(pvc, events))
 		default:
 			r.ClaimsPending++
-			reason, message := pendingReason(pvc, events, byName)
-			reasons[[2]string{reason, message}]++
+			reason, message := pendingReason(pvc, events, byName, classSet)
+			reasons[[2]string{reason, quoted.ReplaceAllString(message, `"…"`)}]++
+			r.Unbound = append(r.Unbound, objectState{Kind: "PersistentVolumeClaim", Name: key, Phase: string(pvc.Status.Phase), Reason: reason, Message: message})
 		}
 	}
 	for k, n := range reasons {
@@ -207,17 +240,27 @@ func (r *report) writeJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+func (r *report) writeYAML(w io.Writer) error {
+	data, err := yaml.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
 func (r *report) writeText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "claims:            %d bound, %d pending, %d lost (of %d)\n", r.ClaimsBound, r.ClaimsPending, r.ClaimsLost, r.Claims)
-	fmt.Fprintf(&b, "volumes:           %d bound, %d available, %d released, %d failed (of %d)\n",
-		r.VolumesBound, r.VolumesAvailable, r.VolumesReleased, r.VolumesFailed, r.Volumes)
+	fmt.Fprintf(&b, "volumes:           %d bound, %d available, %d pending, %d released, %d failed (of %d)\n",
+		r.VolumesBound, r.VolumesAvailable, r.VolumesPending, r.VolumesReleased, r.VolumesFailed, r.Volumes)
 	if len(r.PendingReasons) > 0 {
 		fmt.Fprintf(&b, "why claims are pending (last event):\n")
 		for _, pr := range r.PendingReasons {
 			fmt.Fprintf(&b, "  %6d  %s: %s\n", pr.Claims, pr.Reason, pr.Message)
 		}
 	}
+	r.writeUnbound(&b)
 	if len(r.Events) > 0 {
 		parts := make([]string, 0, len(r.Events))
 		for _, reason := range slices.Sorted(maps.Keys(r.Events)) {
@@ -249,8 +292,11 @@ func (r *report) writeText(w io.Writer) error {
 	if r.ResyncPasses > 0 {
 		fmt.Fprintf(&b, "resync passes:     %d bound claims left Pending (their volumes were not Available when first synced)\n", r.ResyncPasses)
 	}
-	if !r.Completed {
-		fmt.Fprintf(&b, "deadline passed before the Binder had nothing left to do\n")
+	switch {
+	case r.Interrupted:
+		fmt.Fprintf(&b, "interrupted before the Binder had nothing left to do\n")
+	case !r.Completed:
+		fmt.Fprintf(&b, "deadline passed with work left (the Binder still had work to do)\n")
 	}
 	if len(r.Violations) > 0 {
 		fmt.Fprintf(&b, "INVARIANTS BROKEN (%d):\n", len(r.Violations))

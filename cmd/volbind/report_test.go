@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,7 +64,7 @@ func TestReportTally(t *testing.T) {
 			testClaim("ns", "missing", "pv-nope", v1.ClaimPending),
 			testClaim("ns", "quiet", "", ""),
 			testClaim("ns", "l1", "x", v1.ClaimLost),
-		}, events)
+		}, []string{"fast"}, events)
 	want := report{
 		Claims: 9, ClaimsBound: 1, ClaimsPending: 7, ClaimsLost: 1,
 		Volumes: 5, VolumesBound: 1, VolumesAvailable: 2, VolumesReleased: 1, VolumesFailed: 1,
@@ -73,11 +74,22 @@ func TestReportTally(t *testing.T) {
 			{Reason: "FailedBinding", Message: `volume "…" already bound to a different claim.`, Claims: 2},
 			{Reason: reasonNoEvent, Message: "no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)", Claims: 1},
 			{Reason: reasonNoEvent, Message: "the Binder emitted no event about this claim", Claims: 1},
-			{Reason: reasonNoEvent, Message: "the requested volume does not exist", Claims: 1},
+			{Reason: reasonNoEvent, Message: `the requested volume "…" does not exist`, Claims: 1},
 		},
 	}
-	if diff := cmp.Diff(want, r); diff != "" {
+	if diff := cmp.Diff(want, r, cmpopts.IgnoreFields(report{}, "Unbound")); diff != "" {
 		t.Errorf("tally (-want +got):\n%s", diff)
+	}
+	var unbound []string
+	for _, u := range r.Unbound {
+		unbound = append(unbound, u.Kind+" "+u.Name+" "+u.Phase)
+	}
+	wantUnbound := []string{"PersistentVolume c Released", "PersistentVolume d Failed",
+		"PersistentVolumeClaim ns/p1 Pending", "PersistentVolumeClaim ns/p2 Pending", "PersistentVolumeClaim ns/t1 Pending",
+		"PersistentVolumeClaim ns/t2 Pending", "PersistentVolumeClaim ns/big Pending", "PersistentVolumeClaim ns/missing Pending",
+		"PersistentVolumeClaim ns/quiet ", "PersistentVolumeClaim ns/l1 Lost"}
+	if diff := cmp.Diff(wantUnbound, unbound); diff != "" {
+		t.Errorf("unbound objects (-want +got):\n%s", diff)
 	}
 	var buf bytes.Buffer
 	if err := r.writeText(&buf); err != nil || !strings.Contains(buf.String(), "events:            FailedBinding 4, SomethingEarlier 1\n") {
@@ -95,7 +107,7 @@ func TestReportTallyKeepsTopReasons(t *testing.T) {
 		claims = append(claims, c)
 	}
 	var r report
-	r.tally(nil, claims, events)
+	r.tally(nil, claims, nil, events)
 	var got []string
 	for _, pr := range r.PendingReasons {
 		got = append(got, pr.Reason)
@@ -118,7 +130,7 @@ func TestReportInvariants(t *testing.T) {
 			testClaim("ns", "c2", "a", v1.ClaimBound),       // a second claim on volume a
 			testClaim("ns", "c3", "missing", v1.ClaimBound), // a volume that does not exist
 			testClaim("ns", "c4", "b", v1.ClaimBound),       // b's claimRef has another uid
-		}, newEventLog())
+		}, nil, newEventLog())
 	want := []string{
 		"claim ns/c2 is Bound to volume a, whose claimRef points elsewhere",
 		"volume a is bound to two claims: ns/c1 and ns/c2",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -182,6 +183,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	} {
 		defer srv.AddEventHandler(r.kind, r.h)()
 	}
+	if o.Progress {
+		fmt.Fprintf(stderr, "\r%-*s", progressWidth, fmt.Sprintf("storing %d objects", len(objs.Volumes)+len(objs.Claims)+len(objs.Classes)+len(objs.Nodes)+len(objs.Pods)))
+	}
 	if err := srv.Seed(ctx, objs.infrastructure()...); err != nil {
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
 	}
@@ -219,8 +223,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
 	}
 	var progress sync.WaitGroup
+	bindable := bindableClaims(objs)
 	if o.Progress {
-		progress.Go(func() { printProgress(runCtx, stderr, clock, len(objs.Claims)) })
+		progress.Go(func() { printProgress(runCtx, stderr, clock, bindable) })
 	}
 	var passes int
 	if waitErr == nil && !started && len(objs.Claims) > 0 {
@@ -236,7 +241,7 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	stop()
 	progress.Wait()
 	if o.Progress {
-		fmt.Fprintf(stderr, "\r%-*s\n", progressWidth, fmt.Sprintf("bound %d/%d claims in %.1fs", clock.bound(), len(objs.Claims), wall.Seconds()))
+		fmt.Fprintf(stderr, "\r%-*s\n", progressWidth, fmt.Sprintf("bound %d/%d claims in %.1fs", clock.bound(), bindable, wall.Seconds()))
 	}
 	<-runDone
 	if runErr != nil {
@@ -246,8 +251,12 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		return nil, waitErr
 	}
 
-	r := &report{Completed: waitErr == nil, ResyncPasses: passes, SetupWrites: setup.TotalWrites()}
-	r.tally(srv.Volumes(), srv.Claims(), events)
+	r := &report{Completed: waitErr == nil, Interrupted: ctx.Err() != nil, ResyncPasses: passes, SetupWrites: setup.TotalWrites()}
+	var classes []string
+	for _, o := range srv.List(bindertest.KindStorageClass) {
+		classes = append(classes, o.(*storagev1.StorageClass).Name)
+	}
+	r.tally(srv.Volumes(), srv.Claims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
 	return &simulation{report: r, server: srv}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,12 +21,14 @@ import (
 type simulateOptions struct {
 	Scenario     scenario
 	Files        []string // -f, repeatable; "-" is standard input
+	AllowUnknown bool     // skip documents of unknown kinds instead of failing
 	Workers      int
 	ResyncPeriod time.Duration
 	Deadline     time.Duration
 	ConflictRate float64 // fraction of writes that fail with a Conflict
 	FailRate     float64 // fraction of writes that fail with an internal error
-	Output       string  // text, json or yaml
+	Output       string  // text, json or yaml: the report
+	DumpObjects  string  // file the final objects are written to as YAML; "" none, "-" stdout
 	Progress     bool    // progress line on stderr
 	Verbosity    int     // klog verbosity; 0 discards the Binder's logs
 }
@@ -49,7 +52,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: volbind simulate [flags]\n\n"+
 			"Builds a cluster in the embedded in-memory API (generated, or loaded with -f), runs the Binder\n"+
-			"until it has nothing left to do and prints a report. Exit status 1 when invariants broke.\n\nflags:\n")
+			"until it has nothing left to do and prints a report.\n\n"+exitCodes+"\nflags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.Scenario.Volumes, "volumes", o.Scenario.Volumes, "PersistentVolumes to generate")
@@ -60,13 +63,15 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Float64Var(&o.Scenario.PreBound, "prebound", o.Scenario.PreBound, "fraction of claims whose volume is pre-bound to them")
 	fs.Float64Var(&o.Scenario.Unbindable, "unbindable", o.Scenario.Unbindable, "fraction of claims that no volume can satisfy")
 	fs.Uint64Var(&o.Scenario.Seed, "seed", o.Scenario.Seed, "random seed of the generated cluster and of fault injection")
-	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead (YAML or JSON, multi-document, List kinds); repeatable; - is stdin")
+	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead of generating one (YAML or JSON, multi-document, List kinds;\ndecoded strictly and validated as kube-apiserver does); repeatable; - is stdin")
+	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object; 0 disables it")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
 	fs.Float64Var(&o.ConflictRate, "conflict-rate", 0, "fraction of API writes that fail with a Conflict")
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
-	fs.StringVar(&o.Output, "o", "text", "output: text or json (the report), or yaml (the final objects)")
+	fs.StringVar(&o.Output, "o", "text", "report format: text, json or yaml")
+	fs.StringVar(&o.DumpObjects, "dump-objects", "", "also write the final objects as multi-document YAML (loadable with -f) to this file; - is stdout, after the report")
 	fs.IntVar(&o.Verbosity, "v", 0, "log verbosity of the Binder (klog); 0 discards its logs")
 	progress := fs.String("progress", "auto", "progress line on stderr: auto (when stderr is a terminal), always or never")
 	if err := fs.Parse(args); err != nil {
@@ -77,6 +82,9 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("simulate: unexpected arguments %q", fs.Args())
+	}
+	if err := checkGeneratorFlags(fs, o.Files); err != nil {
+		return o, err
 	}
 	switch o.Output {
 	case "text", "json", "yaml":
@@ -122,8 +130,14 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	var objs *loadedObjects
 	if len(o.Files) > 0 {
+		mo := manifestOptions{AllowUnknown: o.AllowUnknown}
+		if o.Progress {
+			mo.Progress = func(file string, docs int) {
+				fmt.Fprintf(stderr, "\r%-*s", progressWidth, fmt.Sprintf("loading %s: %d documents", file, docs))
+			}
+		}
 		var err error
-		if objs, err = loadManifestFiles(o.Files, stdin); err != nil {
+		if objs, err = loadManifestFiles(o.Files, stdin, mo); err != nil {
 			return err
 		}
 		for _, w := range objs.Warnings {
@@ -134,18 +148,25 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 	}
 	res, err := runSimulation(ctx, o, objs, stderr)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "volbind simulate: interrupted before the report was ready:", err)
+			return exitError{code: 130}
+		}
 		return err
 	}
 	switch o.Output {
 	case "json":
 		err = res.report.writeJSON(stdout)
 	case "yaml":
-		err = writeObjectsYAML(stdout, res.server.Objects())
+		err = res.report.writeYAML(stdout)
 	default:
 		err = res.report.writeText(stdout)
 	}
 	if err != nil {
 		return fmt.Errorf("simulate: write the output: %w", err)
+	}
+	if err := dumpObjects(o.DumpObjects, stdout, res.server.Objects()); err != nil {
+		return err
 	}
 	if o.Output != "text" {
 		for _, v := range res.report.Violations {
@@ -155,14 +176,70 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 	return outcome(ctx, res.report)
 }
 
-// outcome is the error simulate returns after printing r: ctx's when the
-// run was interrupted, exit status 1 when invariants broke, else nil.
+// exitCodes documents simulate's exit statuses (in -h and README.md).
+const exitCodes = `exit status:
+  0    the Binder had nothing left to do (every claim it can bind is bound) and the invariants hold
+  1    an invariant is broken (a volume bound to two claims, a claim bound to a missing volume),
+       or the input is invalid (a manifest that does not decode, an object kube-apiserver would reject)
+  2    bad flags
+  3    -deadline passed while the Binder still had work to do
+  130  interrupted (Ctrl-C); the report printed says so
+`
+
+// outcome is the error simulate returns after printing r: exit status 130
+// when the run was interrupted, 1 when invariants broke, 3 when the
+// deadline passed with work left, else nil.
 func outcome(ctx context.Context, r *report) error {
 	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("simulate: interrupted: %w", ctx.Err())
+	case ctx.Err() != nil || r.Interrupted:
+		return exitError{code: 130}
 	case len(r.Violations) > 0:
 		return exitError{code: 1}
+	case !r.Completed:
+		return exitError{code: 3}
+	}
+	return nil
+}
+
+// generatorFlags are the flags that shape a generated cluster.
+var generatorFlags = []string{"volumes", "claims", "zones", "classes", "namespaces", "prebound", "unbindable"}
+
+// checkGeneratorFlags refuses generator flags together with -f, which
+// would ignore them.
+func checkGeneratorFlags(fs *flag.FlagSet, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(generatorFlags, f.Name) {
+			set = append(set, "-"+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return fmt.Errorf("simulate: %s shape a generated cluster and cannot be used with -f, which loads one", strings.Join(set, ", "))
+	}
+	return nil
+}
+
+// dumpObjects writes objs as YAML to name ("-" is w); "" writes nothing.
+func dumpObjects(name string, w io.Writer, objs []runtime.Object) error {
+	switch name {
+	case "":
+		return nil
+	case "-":
+		return writeObjectsYAML(w, objs)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("simulate: -dump-objects: %w", err)
+	}
+	if err := writeObjectsYAML(f, objs); err != nil {
+		f.Close()
+		return fmt.Errorf("simulate: -dump-objects %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("simulate: -dump-objects %s: %w", name, err)
 	}
 	return nil
 }

@@ -162,8 +162,12 @@ func TestSimulateCancelled(t *testing.T) {
 	cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, []string{"simulate", "-volumes", "10", "-claims", "10"}, nil, &stdout, &stderr)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("simulate with a cancelled context = %v, want context.Canceled", err)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 130 {
+		t.Errorf("simulate with a cancelled context = %v, want exit status 130", err)
+	}
+	if !strings.Contains(stdout.String()+stderr.String(), "interrupted") {
+		t.Errorf("stdout %q, stderr %q: want them to say the run was interrupted", stdout.String(), stderr.String())
 	}
 }
 
@@ -231,9 +235,16 @@ func TestSimulateCommand(t *testing.T) {
 		},
 		{
 			name:      "YAML dump loads back",
-			args:      []string{"-f", "-", "-o", "yaml"},
+			args:      []string{"-f", "-", "-o", "json", "-dump-objects", "-"},
 			stdinFile: "../../examples/cluster.yaml",
 			check: func(t *testing.T, stdout, _ string) {
+				// The JSON report comes first; the dump follows it.
+				dec := json.NewDecoder(strings.NewReader(stdout))
+				var r report
+				if err := dec.Decode(&r); err != nil {
+					t.Fatalf("no JSON report first: %v", err)
+				}
+				stdout = stdout[dec.InputOffset():]
 				back := &loadedObjects{}
 				if err := loadManifests("dump", strings.NewReader(stdout), back); err != nil || len(back.Claims) != 4 || len(back.Volumes) != 3 || len(back.Classes) != 1 {
 					t.Fatalf("the YAML dump does not load back: %v (%d claims, %d volumes)", err, len(back.Claims), len(back.Volumes))
@@ -286,9 +297,11 @@ func TestOutcome(t *testing.T) {
 		want error
 	}{
 		{name: "ok", ctx: t.Context(), r: report{Completed: true}},
-		{name: "deadline passed is not a failure", ctx: t.Context(), r: report{}},
-		{name: "broken invariants", ctx: t.Context(), r: report{Violations: []string{"x"}}, want: exitError{code: 1}},
-		{name: "interrupted", ctx: cancelled, r: report{Violations: []string{"x"}}, want: context.Canceled},
+		{name: "deadline passed with work left", ctx: t.Context(), r: report{}, want: exitError{code: 3}},
+		{name: "broken invariants", ctx: t.Context(), r: report{Completed: true, Violations: []string{"x"}}, want: exitError{code: 1}},
+		{name: "broken invariants and deadline", ctx: t.Context(), r: report{Violations: []string{"x"}}, want: exitError{code: 1}},
+		{name: "interrupted", ctx: cancelled, r: report{Violations: []string{"x"}}, want: exitError{code: 130}},
+		{name: "interrupted (report)", ctx: t.Context(), r: report{Interrupted: true}, want: exitError{code: 130}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

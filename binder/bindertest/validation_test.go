@@ -1,0 +1,117 @@
+package bindertest_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// causes returns the "field type" causes of an Invalid error.
+func causes(t *testing.T, err error) []string {
+	t.Helper()
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("error %v, want Invalid", err)
+	}
+	var out []string
+	for _, c := range err.(apierrors.APIStatus).Status().Details.Causes {
+		out = append(out, c.Field+" "+string(c.Type))
+	}
+	return out
+}
+
+// TestRejectedWritesChangeNothing: a create, seed or update that
+// validation rejects stores nothing and sends no event.
+func TestRejectedWritesChangeNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newServer(t)
+	pv := mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	rv := s.ResourceVersion()
+	events := 0
+	defer s.AddEventHandler(bindertest.KindVolume, eventCounter(&events))()
+	events = 0 // the replay of pv1
+
+	bad := newVolume("pv2", "0")
+	if _, err := s.CreateVolume(ctx, bad); !apierrors.IsInvalid(err) {
+		t.Errorf("CreateVolume(capacity 0) = %v, want Invalid", err)
+	}
+	if err := s.Seed(ctx, newVolume("pv3", "1Gi"), bad); !apierrors.IsInvalid(err) {
+		t.Errorf("Seed(valid, capacity 0) = %v, want Invalid", err)
+	}
+	changed := pv.DeepCopy()
+	changed.Spec.HostPath.Path = "/elsewhere"
+	if _, err := s.UpdateVolume(ctx, changed); !apierrors.IsInvalid(err) {
+		t.Errorf("UpdateVolume(new source) = %v, want Invalid", err)
+	}
+	if got := s.ResourceVersion(); got != rv || len(s.Volumes()) != 1 || events != 0 {
+		t.Errorf("after rejected writes: resourceVersion %s (want %s), %d volumes (want 1), %d events (want 0)", got, rv, len(s.Volumes()), events)
+	}
+	stored, _ := s.GetVolume(ctx, "pv1")
+	if diff := cmp.Diff(pv, stored); diff != "" {
+		t.Errorf("stored volume changed (-before +after):\n%s", diff)
+	}
+}
+
+func eventCounter(n *int) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { *n++ },
+		UpdateFunc: func(any, any) { *n++ },
+		DeleteFunc: func(any) { *n++ },
+	}
+}
+
+// TestValidateLeavesObjectAlone: Validate applies the defaults to a copy
+// and reports the same causes as Create.
+func TestValidateLeavesObjectAlone(t *testing.T) {
+	t.Parallel()
+	pvc := newClaim("ns", "c1", "1Gi")
+	pvc.Spec.AccessModes = nil
+	delete(pvc.Spec.Resources.Requests, v1.ResourceStorage)
+	before := pvc.DeepCopy()
+	err := bindertest.Validate(pvc)
+	want := []string{"spec.accessModes FieldValueRequired", "spec.resources[storage] FieldValueRequired"}
+	if diff := cmp.Diff(want, causes(t, err)); diff != "" {
+		t.Errorf("Validate causes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, pvc); diff != "" {
+		t.Errorf("Validate modified its argument (-before +after):\n%s", diff)
+	}
+	s, _ := newServer(t)
+	_, createErr := s.CreateClaim(context.Background(), pvc)
+	if diff := cmp.Diff(want, causes(t, createErr)); diff != "" {
+		t.Errorf("CreateClaim causes (-want +got):\n%s", diff)
+	}
+}
+
+// TestSeedInvalidStoresAsIs: SeedInvalid stores an object Validate
+// rejects; a status update of it is accepted (status updates do not
+// validate the spec), a spec update is validated.
+func TestSeedInvalidStoresAsIs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newServer(t)
+	pv := newVolume("pv1", "1Gi")
+	pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{}
+	if err := s.SeedInvalid(ctx, pv); err != nil {
+		t.Fatalf("SeedInvalid: %v", err)
+	}
+	got, err := s.GetVolume(ctx, "pv1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Status.Phase = v1.VolumeAvailable
+	if got, err = s.UpdateVolumeStatus(ctx, got); err != nil {
+		t.Errorf("UpdateVolumeStatus of an invalid volume: %v", err)
+	}
+	got.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
+	if _, err := s.UpdateVolume(ctx, got); !apierrors.IsInvalid(err) {
+		t.Errorf("UpdateVolume of an invalid volume = %v, want Invalid", err)
+	}
+}

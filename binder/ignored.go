@@ -1,0 +1,48 @@
+package binder
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/cache"
+)
+
+// An informer object the Binder cannot order is ignored: the Binder keeps
+// the newest version of each object by its resourceVersion, which must be
+// the integer an API server sets (etcd's revision). Objects of client-go's
+// fake clientset have none, so a Binder on fake.NewClientset binds
+// nothing; tests use binder/bindertest, which sets them as an API server
+// does. The first ignored object is logged as
+// an error at the default verbosity, with this hint; later ones at V(4).
+// Every one is counted in volbind_binder_ignored_objects_total.
+
+// ignoredHint is the advice of the error log.
+const ignoredHint = "The Binder orders objects by their resourceVersion, which must be the integer an API server sets; " +
+	"objects of client-go's fake clientset have none: test with binder/bindertest, which sets them as an API server does. Further ignored objects are logged at V(4) and counted in volbind_binder_ignored_objects_total"
+
+func newIgnoredCounter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Subsystem: "binder", Name: "ignored_objects_total",
+		Help: "Informer objects the Binder ignored because it cannot order them, by resource and reason (invalid_version: no integer resourceVersion; invalid_object: no name).",
+	}, []string{"resource", "reason"})
+}
+
+// ignoreEvent reports an informer object that storeVolume or storeClaim
+// refused with err.
+func (b *Binder) ignoreEvent(resource string, obj klog.KMetadata, err error) {
+	reason := "invalid_object"
+	if errors.Is(err, cache.ErrInvalidVersion) {
+		reason = "invalid_version"
+	}
+	if b.metrics != nil {
+		b.metrics.ignored.WithLabelValues(resource, reason).Inc()
+	}
+	logger := klog.Background()
+	if b.ignoredLogged.CompareAndSwap(false, true) {
+		logger.Error(err, "Ignoring an object the Binder cannot order", "resource", resource, "object", klog.KObj(obj), "hint", ignoredHint)
+		return
+	}
+	logger.V(4).Info("Ignoring an object the Binder cannot order", "resource", resource, "object", klog.KObj(obj), "err", err)
+}

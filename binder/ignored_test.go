@@ -1,0 +1,101 @@
+package binder
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// ignoredCount returns volbind_binder_ignored_objects_total for resource
+// and reason.
+func ignoredCount(t *testing.T, g prometheus.Gatherer, resource, reason string) float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "volbind_binder_ignored_objects_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["resource"] == resource && labels["reason"] == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestIgnoredObjectsAreCounted: an informer object without an integer
+// resourceVersion is not silently dropped: it is counted by resource and
+// reason (and logged), and nothing is queued for it.
+func TestIgnoredObjectsAreCounted(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	b, err := New(bindertest.New(), Config{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := newPV("pv1", "1Gi")
+	pv.ResourceVersion = ""
+	pvc := newPVC("claim1", "1Gi")
+	pvc.ResourceVersion = "v7"
+	b.VolumeHandler().OnAdd(pv, false)
+	b.VolumeHandler().OnUpdate(pv, pv)
+	b.ClaimHandler().OnAdd(pvc, false)
+	if got := ignoredCount(t, reg, "persistentvolumes", "invalid_version"); got != 2 {
+		t.Errorf("ignored volumes = %v, want 2", got)
+	}
+	if got := ignoredCount(t, reg, "persistentvolumeclaims", "invalid_version"); got != 1 {
+		t.Errorf("ignored claims = %v, want 1", got)
+	}
+	if _, ok := b.store.volumes.Get("pv1"); ok {
+		t.Errorf("the volume without resourceVersion was stored")
+	}
+	if !b.ignoredLogged.Load() {
+		t.Errorf("no ignored object was logged at the default verbosity")
+	}
+}
+
+// TestFakeClientsetObjectsAreReported: a Binder on client-go's fake
+// clientset (objects without resourceVersion) reports that it ignores
+// them instead of doing nothing silently.
+func TestFakeClientsetObjectsAreReported(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pv := newPV("pv1", "1Gi")
+	pv.ResourceVersion = ""
+	cs := fake.NewClientset(pv)
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	reg := prometheus.NewRegistry()
+	b, err := NewForClientset(ctx, cs, factory, Config{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	err = wait.PollUntilContextTimeout(ctx, wait.ForeverTestTimeout/100, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return ignoredCount(t, reg, "persistentvolumes", "invalid_version") > 0, nil
+	})
+	cancel()
+	if runErr := <-done; runErr != nil && ctx.Err() == nil {
+		t.Errorf("Run: %v", runErr)
+	}
+	if err != nil {
+		t.Fatalf("the fake clientset's volume was not reported as ignored: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// maxListed is how many objects an error or the text report names before
+// it gives only a count (-o json lists them all).
+const maxListed = 20
+
+// invalidObjectsError lists the loaded objects kube-apiserver would
+// reject, each with where it was loaded from and every field in error.
+type invalidObjectsError struct {
+	Problems []string
+}
+
+func (e *invalidObjectsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d invalid object(s), which kube-apiserver would reject:", len(e.Problems))
+	for i, p := range e.Problems {
+		if i == maxListed {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Problems)-maxListed)
+			break
+		}
+		b.WriteString("\n  " + p)
+	}
+	return b.String()
+}
+
+// validate checks every loaded object as kube-apiserver checks a create
+// (bindertest.Validate) and returns an *invalidObjectsError listing all
+// the invalid ones.
+func (l *loadedObjects) validate() error {
+	var problems []string
+	for _, obj := range l.objects() {
+		if err := bindertest.Validate(obj); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", l.where(obj), err))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &invalidObjectsError{Problems: problems}
+}
+
+// where returns the file and document an object was loaded from.
+func (l *loadedObjects) where(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "?"
+	}
+	name := m.GetName()
+	if m.GetNamespace() != "" {
+		name = m.GetNamespace() + "/" + name
+	}
+	if at, ok := l.seen[kindName(obj)+" "+name]; ok {
+		return at
+	}
+	return kindName(obj) + " " + name
+}
+
+func kindName(obj runtime.Object) string {
+	switch obj.(type) {
+	case *v1.PersistentVolume:
+		return "PersistentVolume"
+	case *v1.PersistentVolumeClaim:
+		return "PersistentVolumeClaim"
+	case *storagev1.StorageClass:
+		return "StorageClass"
+	case *v1.Node:
+		return "Node"
+	case *v1.Pod:
+		return "Pod"
+	}
+	return fmt.Sprintf("%T", obj)
+}
