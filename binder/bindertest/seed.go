@@ -30,7 +30,7 @@ import (
 // watch faults); handlers and watches see the objects as Added events.
 // objs are not retained.
 func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
-	return s.store(ctx, true, objs)
+	return s.seedObjects(ctx, true, objs)
 }
 
 // SeedInvalid is Seed without the validation of the objects' contents
@@ -39,10 +39,10 @@ func (s *Server) Seed(ctx context.Context, objs ...runtime.Object) error {
 // it must with objects from a fake clientset or from an older API server.
 // Updates of such an object are validated as usual.
 func (s *Server) SeedInvalid(ctx context.Context, objs ...runtime.Object) error {
-	return s.store(ctx, false, objs)
+	return s.seedObjects(ctx, false, objs)
 }
 
-func (s *Server) store(ctx context.Context, check bool, objs []runtime.Object) error {
+func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Object) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
