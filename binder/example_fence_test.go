@@ -25,6 +25,9 @@ func ExampleFence() {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				HostPath: &v1.HostPathVolumeSource{Path: "/data/pv1"},
+			},
 		},
 	}
 	if err := srv.Seed(ctx, pv); err != nil {

@@ -22,6 +22,9 @@ func ExampleServer_ArmFaults() {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				HostPath: &v1.HostPathVolumeSource{Path: "/data/pv1"},
+			},
 		},
 	})
 	update := bindertest.Fault{Verb: bindertest.VerbUpdate, Kind: bindertest.KindVolume, Name: "pv1"}
@@ -54,6 +57,9 @@ func ExampleServer_InjectWatchFault() {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				HostPath: &v1.HostPathVolumeSource{Path: "/data/pv1"},
+			},
 		},
 	})
 	remove := s.AddEventHandler(bindertest.KindVolume, handlerFuncs(func(pv *v1.PersistentVolume) {

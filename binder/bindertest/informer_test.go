@@ -138,17 +138,24 @@ func TestInformerOnListWatch(t *testing.T) {
 			for _, v := range s.Volumes() {
 				want = append(want, v.Name+"@"+v.ResourceVersion)
 			}
-			err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true,
-				func(context.Context) (bool, error) { return cmp.Equal(want, versions(inf.GetStore().List())), nil })
-			if err != nil {
-				t.Fatalf("informer store = %v, want %v", versions(inf.GetStore().List()), want)
+			wantEvents := []string{"add pv-a", "add pv-b", "add pv-c", "update pv-c", "delete pv-a"}
+			// The store is updated before the handlers are told: wait for
+			// both.
+			seen := func() []string {
+				mu.Lock()
+				defer mu.Unlock()
+				return append([]string(nil), events...)
 			}
-			mu.Lock()
-			got := append([]string(nil), events...)
-			mu.Unlock()
+			err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true,
+				func(context.Context) (bool, error) {
+					return cmp.Equal(want, versions(inf.GetStore().List())) && len(seen()) >= len(wantEvents), nil
+				})
+			if err != nil {
+				t.Fatalf("informer store = %v, want %v; events %v", versions(inf.GetStore().List()), want, seen())
+			}
+			got := seen()
 			// The informer's initial adds come in no particular order.
 			sort.Strings(got[:min(2, len(got))])
-			wantEvents := []string{"add pv-a", "add pv-b", "add pv-c", "update pv-c", "delete pv-a"}
 			if diff := cmp.Diff(wantEvents, got); diff != "" {
 				t.Errorf("informer events (-want +got):\n%s", diff)
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 // driver is the CSI driver and provisioner name of every volume of a run.
-const driver = "chaos.volbind.io/disk"
+const driver = "disk.chaos.volbind.io"
 
 // errCrashed is what every call of a crashed instance returns.
 var errCrashed = errors.New("chaos: this Binder instance has crashed")
