@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
@@ -62,6 +64,9 @@ type Factory struct {
 type shared struct {
 	binder   *scheduling.VolumeBinder
 	capacity *scheduling.StorageCapacity
+	// synced is closed once the binder's handlers have seen every object
+	// the informers listed at start.
+	synced *handlersSynced
 }
 
 // NewFactory returns a Factory; it starts nothing.
@@ -82,6 +87,8 @@ type Plugin struct {
 	scorer scorer
 	// resizeSkip is the InPlacePodVerticalScalingSchedulerPreemption gate.
 	resizeSkip bool
+	// synced tells whether the binder's caches hold the informers' start.
+	synced *handlersSynced
 }
 
 var (
@@ -119,6 +126,7 @@ func (f *Factory) New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fw
 		pvcs:       inf.Core().V1().PersistentVolumeClaims().Lister(),
 		classes:    inf.Storage().V1().StorageClasses().Lister(),
 		resizeSkip: fts.EnableInPlacePodVerticalScalingSchedulerPreemption,
+		synced:     s.synced,
 	}
 	if fts.EnableStorageCapacityScoring {
 		pl.scorer = newScorer(a.shape)
@@ -162,10 +170,12 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	if _, err := inf.Core().V1().PersistentVolumes().Informer().AddEventHandler(b.VolumeHandler()); err != nil {
+	pvReg, err := inf.Core().V1().PersistentVolumes().Informer().AddEventHandler(b.VolumeHandler())
+	if err != nil {
 		return nil, fmt.Errorf("%s: PersistentVolume handler: %w", Name, err)
 	}
-	if _, err := inf.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(b.ClaimHandler()); err != nil {
+	pvcReg, err := inf.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(b.ClaimHandler())
+	if err != nil {
 		return nil, fmt.Errorf("%s: PersistentVolumeClaim handler: %w", Name, err)
 	}
 	// Informers the plugin reads through listers must exist before the
@@ -174,7 +184,7 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	inf.Storage().V1().CSIDrivers().Informer()
 	inf.Storage().V1().CSIStorageCapacities().Informer()
 	inf.Storage().V1().CSINodes().Informer()
-	s := &shared{binder: b, capacity: capacity}
+	s := &shared{binder: b, capacity: capacity, synced: &handlersSynced{regs: []toolscache.ResourceEventHandlerRegistration{pvReg, pvcReg}}}
 	f.binders[inf] = s
 	return s, nil
 }
@@ -198,4 +208,29 @@ func inTreeReason(r scheduling.Reason) string {
 		return intree.ErrReasonPVNotExist
 	}
 	return r.Message()
+}
+
+// handlersSynced waits for the binder's informer handlers: the scheduler
+// waits for its informers' caches and its own handlers, not for handlers
+// plugins add, so the first pods could otherwise be judged on empty caches.
+type handlersSynced struct {
+	regs []toolscache.ResourceEventHandlerRegistration
+	// done is set once every registration has synced.
+	done atomic.Bool
+}
+
+// wait blocks until the handlers have synced or ctx ends.
+func (h *handlersSynced) wait(ctx context.Context) error {
+	if h.done.Load() {
+		return nil
+	}
+	fns := make([]toolscache.InformerSynced, len(h.regs))
+	for i, r := range h.regs {
+		fns[i] = r.HasSynced
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), fns...) {
+		return fmt.Errorf("%s: volume caches not synced: %w", Name, context.Cause(ctx))
+	}
+	h.done.Store(true)
+	return nil
 }

@@ -61,6 +61,9 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if pl.resizeSkip && isResizeDeferred(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
+	if err := pl.synced.wait(ctx); err != nil {
+		return nil, fwk.AsStatus(err)
+	}
 	has, err := pl.podHasClaims(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
