@@ -17,7 +17,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding"
-	intreemetrics "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/binder"
@@ -156,8 +155,7 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 		reg = nil // the first binder's metrics are registered; several factories are only seen in tests
 	}
 	if reg != nil {
-		reg.Unregister(intreemetrics.VolumeBindingRequestSchedulerBinderCache)
-		reg.Unregister(intreemetrics.VolumeSchedulingStageFailed)
+		reg = newReplacingRegisterer(reg)
 	}
 	b, err := scheduling.New(binder.NewClientsetAPI(h.ClientSet()), inf.Storage().V1().StorageClasses().Lister(),
 		scheduling.Config{
