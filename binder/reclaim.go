@@ -259,36 +259,49 @@ const recycledUnbindAttempts = 5
 // the operation look done while the volume stays Released (the next sync
 // would scrub it again). A write that raced with the scrub conflicts; the
 // volume is then read again, and a failed write or read is retried a few
-// times on the Binder's clock. The volume's lock is held meanwhile, so that
-// the sync caused by the first write does not race with the second.
+// times on the Binder's clock. The volume's lock is held during each
+// attempt (never during the pause between two), so that the sync caused by
+// the first write does not race with the second.
 func (b *Binder) unbindRecycled(ctx context.Context, pv *v1.PersistentVolume) error {
 	name, uid := pv.Name, pv.UID
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
 	cur := pv
 	var err error
 	delay := 10 * time.Millisecond
 	for attempt := range recycledUnbindAttempts {
 		if attempt > 0 {
+			// Never wait with the volume's lock held: a sync of the
+			// volume (and so Run's return) would wait for the pause.
 			if werr := b.sleep(ctx, delay); werr != nil {
 				return errors.Join(err, werr)
 			}
 			delay *= 2
 		}
-		if cur == nil {
-			if cur, err = b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle); err != nil {
-				continue
-			}
-			if cur == nil {
-				return nil
-			}
+		var done bool
+		if cur, done, err = b.unbindRecycledOnce(ctx, name, uid, cur); done || err == nil {
+			return err
 		}
-		if err = b.unbindVolume(ctx, cur); err == nil {
-			return nil
-		}
-		cur = nil
 	}
 	return err
+}
+
+// unbindRecycledOnce makes one attempt of unbindRecycled under the volume's
+// lock, starting from cur, or from a fresh read when cur is nil. It reports
+// done when the volume needs nothing more (it is no longer a released
+// Recycle volume of uid), and returns nil as the next starting point after
+// a failure.
+func (b *Binder) unbindRecycledOnce(ctx context.Context, name string, uid types.UID, cur *v1.PersistentVolume) (*v1.PersistentVolume, bool, error) {
+	b.volumeLocks.LockKey(name)
+	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	if cur == nil {
+		var err error
+		if cur, err = b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle); err != nil || cur == nil {
+			return nil, cur == nil && err == nil, err
+		}
+	}
+	if err := b.unbindVolume(ctx, cur); err != nil {
+		return nil, false, err
+	}
+	return cur, true, nil
 }
 
 // sleep waits d on the Binder's clock, or until ctx is done.
