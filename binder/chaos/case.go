@@ -60,10 +60,14 @@ var classNames = [numClasses]string{"errors", "applied", "watch", "relist", "chu
 // AllClasses enables every class.
 const AllClasses = Class(1<<numClasses - 1)
 
-// KnownBugs are the classes that make known bugs show (issue 14 points 1
-// to 4; Overlap is point 4, two Binders deleting one volume). They are
-// off by default until the fixes are merged.
-const KnownBugs = ProvisionErrors | RecycleErrors | AsyncProvisioning | Overlap
+// KnownBugs are the classes that still show known problems, off by
+// default. The classes of issue 14's points 1 to 3 (ProvisionErrors,
+// RecycleErrors, AsyncProvisioning) are fixed and run by default. Overlap
+// (point 4, two Binders at once) broke no invariant in 200 seeds with every
+// class enabled since the fencing and operation marks, but 2 of them did
+// not settle within a run's 150 clock steps; it stays out of the default
+// classes until that is understood.
+const KnownBugs = Overlap
 
 // DefaultClasses are the classes the tests run by default.
 const DefaultClasses = AllClasses &^ KnownBugs

@@ -16,7 +16,7 @@ var (
 	flagCase    = flag.String("chaos.case", "", "run only this case (a line printed by a failing run)")
 	flagClasses = flag.String("chaos.classes", "default", "disturbance classes seeds draw from: names joined by +, or all, default, known, none")
 	flagShrink  = flag.Bool("chaos.shrink", true, "shrink a failing case and print the smaller replay line")
-	flagStrict  = flag.Bool("chaos.strict", false, "fail seeds that left the Binder stuck although a restarted Binder repaired the cluster (known: issue 14 point 2 family)")
+	flagStrict  = flag.Bool("chaos.strict", true, "fail seeds that left the Binder stuck although a restarted Binder repaired the cluster (false: only log them)")
 )
 
 // TestChaos runs the Binder through random clusters and fault schedules,

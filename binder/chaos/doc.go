@@ -11,13 +11,12 @@
 // that still fails. The tests of this package run a fixed set of seeds in
 // CI; hack/chaos.sh runs many more in parallel.
 //
-// The disturbances come in classes (Class). The classes in KnownBugs make
-// known bugs show (issue 14 points 1 to 4) and are off by default; enable
-// them with -chaos.classes=all (or by name) once the fixes are in, and make
-// them part of DefaultClasses. A run whose settled cluster breaks an
+// The disturbances come in classes (Class). The classes in KnownBugs still
+// show known problems (see KnownBugs) and are off by default; enable them
+// with -chaos.classes=all (or by name). A run whose settled cluster breaks an
 // invariant that a new Binder then repairs (Result.RepairedByRestart) left
-// the Binder stuck rather than broke something; such seeds fail only with
-// -chaos.strict, which hack/chaos.sh sets.
+// the Binder stuck rather than broke something; such seeds fail too, unless
+// -chaos.strict=false.
 //
 // A run uses a fake clock for the Binder and the Server, real goroutines
 // for the Binder's workers and informers, and waits on conditions (the
