@@ -103,7 +103,7 @@ func podMut(mut ...func(*v1.Pod)) func(vnames) runtime.Object {
 	}
 }
 
-func affinity(reqs ...v1.NodeSelectorRequirement) *v1.VolumeNodeAffinity {
+func nodeAffinityOf(reqs ...v1.NodeSelectorRequirement) *v1.VolumeNodeAffinity {
 	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: reqs}}}}
 }
 
@@ -143,7 +143,7 @@ func validationCases() []vcase {
 		// PersistentVolume create.
 		{name: "pv valid hostPath", obj: pvMut()},
 		{name: "pv valid csi", obj: pvMut(csi)},
-		{name: "pv valid local with affinity", obj: pvMut(local, func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = affinity(in("zone", "a")) })},
+		{name: "pv valid local with affinity", obj: pvMut(local, func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = nodeAffinityOf(in("zone", "a")) })},
 		{name: "pv valid generateName", obj: pvMut(func(pv *v1.PersistentVolume) { pv.GenerateName, pv.Name = pv.Name+"-", "" })},
 		{name: "pv claimRef of any shape", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.ClaimRef = &v1.ObjectReference{Name: "x"} })},
 		{name: "pv bad name", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Name = "Bad_Name!" })},
@@ -164,12 +164,12 @@ func validationCases() []vcase {
 			pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{}}
 		})},
 		{name: "pv affinity bad operator", obj: pvMut(func(pv *v1.PersistentVolume) {
-			pv.Spec.NodeAffinity = affinity(v1.NodeSelectorRequirement{Key: "zone", Operator: "Near", Values: []string{"a"}})
+			pv.Spec.NodeAffinity = nodeAffinityOf(v1.NodeSelectorRequirement{Key: "zone", Operator: "Near", Values: []string{"a"}})
 		})},
-		{name: "pv affinity In without values", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = affinity(in("zone")) })},
-		{name: "pv affinity bad key and value", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = affinity(in("bad key", "bad value!")) })},
+		{name: "pv affinity In without values", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = nodeAffinityOf(in("zone")) })},
+		{name: "pv affinity bad key and value", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = nodeAffinityOf(in("bad key", "bad value!")) })},
 		{name: "pv affinity Exists with values", obj: pvMut(func(pv *v1.PersistentVolume) {
-			pv.Spec.NodeAffinity = affinity(v1.NodeSelectorRequirement{Key: "zone", Operator: v1.NodeSelectorOpExists, Values: []string{"a"}})
+			pv.Spec.NodeAffinity = nodeAffinityOf(v1.NodeSelectorRequirement{Key: "zone", Operator: v1.NodeSelectorOpExists, Values: []string{"a"}})
 		})},
 		{name: "pv unknown reclaim policy", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.PersistentVolumeReclaimPolicy = "Shred" })},
 		{name: "pv hostPath with ..", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.HostPath.Path = "/tmp/../etc" })},
@@ -270,12 +270,12 @@ func validationCases() []vcase {
 		{name: "pv update capacity to 0", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.Capacity[v1.ResourceStorage] = gi("0")
 		}},
-		{name: "pv update set node affinity", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in("zone", "a")) }},
-		{name: "pv update node affinity", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = affinity(in("zone", "a")) }),
-			update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in("zone", "b")) }},
+		{name: "pv update set node affinity", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = nodeAffinityOf(in("zone", "a")) }},
+		{name: "pv update node affinity", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.NodeAffinity = nodeAffinityOf(in("zone", "a")) }),
+			update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = nodeAffinityOf(in("zone", "b")) }},
 		{name: "pv update node affinity beta to GA", obj: pvMut(func(pv *v1.PersistentVolume) {
-			pv.Spec.NodeAffinity = affinity(in(v1.LabelFailureDomainBetaZone, "a"))
-		}), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = affinity(in(v1.LabelTopologyZone, "a")) }},
+			pv.Spec.NodeAffinity = nodeAffinityOf(in(v1.LabelFailureDomainBetaZone, "a"))
+		}), update: func(o runtime.Object) { asPV(o).Spec.NodeAffinity = nodeAffinityOf(in(v1.LabelTopologyZone, "a")) }},
 		{name: "pv update bad finalizer", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Finalizers = []string{"f"} }},
 		{name: "pv update without resourceVersion", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).ResourceVersion = ""
