@@ -30,6 +30,7 @@ var unusedRules = map[string]string{
 	"core persistentvolumes list":        "informer: LIST when a streaming list is not available",
 	"core persistentvolumeclaims list":   "informer: LIST when a streaming list is not available",
 	"storage.k8s.io storageclasses list": "informer: LIST when a streaming list is not available",
+	"core pods list":                     "informer: LIST when a streaming list is not available",
 	"core pods get":                      "recycler: a restarted replica reads a recycler pod it finds (adoption)",
 	"core events patch":                  "client-go's event correlator patches an event that repeats within minutes",
 }

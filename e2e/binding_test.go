@@ -71,8 +71,15 @@ func TestPreBound(t *testing.T) {
 	reserved.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: f.ns, Name: "reserved-for"}
 	early := f.claim("names-later-volume", 2)
 	early.Spec.VolumeName = f.ns + "-later"
-	f.create(f.volume("decoy-a", 1), f.volume("decoy-b", 1), f.volume("decoy-c", 2))
-	f.create(f.volume("named", 1), named, reserved, f.claim("reserved-for", 1), early)
+	f.create(f.volume("decoy-a", 1), f.volume("decoy-b", 1), f.volume("decoy-c", 2), reserved)
+	// A claim is given the volume pre-bound to it once the binder knows
+	// that volume, as in Kubernetes: volumes and claims come through two
+	// informers, so a claim created right after its volume may be synced
+	// first, and would then take a decoy. Wait until the volume is seen.
+	f.eventually(time.Minute, "the pre-bound volume to be Available", func(context.Context) (bool, error) {
+		return f.getVolume(reserved.Name).Status.Phase == v1.VolumeAvailable, nil
+	})
+	f.create(f.volume("named", 1), named, f.claim("reserved-for", 1), early)
 	f.waitBound(2, time.Minute)
 	f.create(f.volume("later", 2))
 	f.waitBound(3, time.Minute)
