@@ -86,6 +86,12 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 			s.seq++
 			it.obj.SetUID(uidFor(s.seq))
 		}
+		if !check {
+			if s.unvalidated == nil {
+				s.unvalidated = make(map[object]struct{})
+			}
+			s.unvalidated[it.obj] = struct{}{}
+		}
 		if s.insertLocked(it.kind, it.key, it.obj) {
 			queued = true
 		}

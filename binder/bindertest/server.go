@@ -128,6 +128,10 @@ type Server struct {
 	// objs holds the stored version of each object by kind and key
 	// ("name" or "namespace/name"). Stored versions are immutable.
 	objs [numKinds]map[string]object
+	// unvalidated holds the stored versions that SeedInvalid stored
+	// without validation: an update of one is validated in full even
+	// when its metadata does not change.
+	unvalidated map[object]struct{}
 	// subs are the handler subscriptions per kind. Copy on write: a
 	// queued delivery keeps the slice of its commit.
 	subs [numKinds][]*subscriber
@@ -395,7 +399,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		next = withStatus(old, in)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
-		if err := validateStatusUpdate(kind, next, old); err != nil {
+		if err := validateStatusUpdate(kind, next, old, s.metaRuleLocked(next, old)); err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -406,7 +410,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		}
 		applyDefaults(next)
 		keepSystemFields(next, old)
-		if err := validateUpdate(kind, next, old); err != nil {
+		if err := validateUpdate(kind, next, old, s.metaRuleLocked(next, old)); err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}

@@ -67,8 +67,11 @@ func validateNew(kind Kind, o object) error {
 
 // validateUpdate checks next, the version an update would store (defaults
 // applied, system fields kept), against the stored old version.
-func validateUpdate(kind Kind, next, old object) error {
-	errs := validateMetaUpdate(kind, next, old)
+func validateUpdate(kind Kind, next, old object, meta metaRule) error {
+	var errs field.ErrorList
+	if meta == revalidateMeta {
+		errs = validateMetaUpdate(kind, next, old)
+	}
 	switch n := next.(type) {
 	case *v1.PersistentVolume:
 		errs = append(errs, validateVolume(n)...)
@@ -91,8 +94,11 @@ func validateUpdate(kind Kind, next, old object) error {
 
 // validateStatusUpdate checks next, the version a status update would
 // store, against old.
-func validateStatusUpdate(kind Kind, next, old object) error {
-	errs := validateMetaUpdate(kind, next, old)
+func validateStatusUpdate(kind Kind, next, old object, meta metaRule) error {
+	var errs field.ErrorList
+	if meta == revalidateMeta {
+		errs = validateMetaUpdate(kind, next, old)
+	}
 	switch n := next.(type) {
 	case *v1.PersistentVolumeClaim:
 		errs = append(errs, validateClaimStatus(n)...)

@@ -115,3 +115,37 @@ func TestSeedInvalidStoresAsIs(t *testing.T) {
 		t.Errorf("UpdateVolume of an invalid volume = %v, want Invalid", err)
 	}
 }
+
+// TestUpdateMetadataValidation: an update whose metadata is unchanged skips
+// its validation only when the stored version was validated; the metadata
+// of an object stored by SeedInvalid is validated on every update, as
+// kube-apiserver validates the metadata of every update, and a change of
+// the metadata is always validated.
+func TestUpdateMetadataValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newServer(t)
+	bad := newVolume("pv-bad-meta", "1Gi")
+	bad.Annotations = map[string]string{"bad key!": "x"}
+	if err := s.SeedInvalid(ctx, bad); err != nil {
+		t.Fatalf("SeedInvalid: %v", err)
+	}
+	got, err := s.GetVolume(ctx, bad.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Status.Phase = v1.VolumeAvailable
+	if _, err := s.UpdateVolumeStatus(ctx, got); !apierrors.IsInvalid(err) {
+		t.Errorf("UpdateVolumeStatus of a volume with an invalid annotation key = %v, want Invalid", err)
+	}
+
+	good := mustCreateVolume(t, s, newVolume("pv-good", "1Gi"))
+	good.Status.Phase = v1.VolumeAvailable
+	if good, err = s.UpdateVolumeStatus(ctx, good); err != nil {
+		t.Fatalf("UpdateVolumeStatus of a valid volume: %v", err)
+	}
+	good.Annotations = map[string]string{"bad key!": "x"}
+	if _, err := s.UpdateVolume(ctx, good); !apierrors.IsInvalid(err) {
+		t.Errorf("UpdateVolume adding an invalid annotation key = %v, want Invalid", err)
+	}
+}
