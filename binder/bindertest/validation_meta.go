@@ -25,9 +25,10 @@ const (
 // but for the resourceVersion and old was validated when it was stored
 // (not by SeedInvalid). kube-apiserver validates the metadata of every
 // update; apimachinery's metadata validation builds a field path per check
-// whether or not it fails, which made it 37 % of all allocations of a
-// binding on this server and doubled the time of `volbind simulate` (1.51 s
-// against 0.80 s for 10,000 claims, 2 cores). Status updates, whose
+// whether or not it fails: 37 % of all allocations of the root
+// BenchmarkBinderBindAll. Skipping it when nothing can have changed took
+// that benchmark (10,000 claims, 1 worker, 2 cores) from 3.13 M to 2.47 M
+// allocations and from 84 to 72 µs per binding. Status updates, whose
 // metadata never changes, skip it always. The caller holds s.mu.
 func (s *Server) metaRuleLocked(next, old object) metaRule {
 	if _, ok := s.unvalidated[old]; ok {
