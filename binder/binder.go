@@ -41,6 +41,12 @@ type Binder struct {
 	reserved map[string]bool
 	missed   map[string]struct{}
 
+	// scrubbed maps the UID of a volume whose storage the recycler
+	// scrubbed to the UID of the claim whose release it was scrubbed for,
+	// until the volume is made Available: an operation that scrubbed but
+	// could not unbind the volume only unbinds when it runs again.
+	scrubbed sync.Map // types.UID -> types.UID
+
 	// holds tracks the volumes whose Available write is held back and the
 	// claims that might take them; nil without Config.AvailableDelay.
 	holds *holds

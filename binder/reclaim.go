@@ -181,19 +181,49 @@ var errNoRecycler = errors.New("binder: no recycler configured")
 // failure makes the volume Failed (event VolumeFailedRecycle) and is
 // returned, so the operation backs off. While pods still use the volume's
 // deleted claim (Config.Pods), it only records a Normal VolumeFailedRecycle
-// event naming them; the next sync tries again.
+// event naming them; the next sync tries again. Unlike Kubernetes, a run
+// after one that scrubbed the volume but could not make it Available only
+// makes it Available: the storage is scrubbed once per release.
 func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Recycle volume operation started", "volumeName", name)
 	pv, err := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle)
+	if pv == nil && err == nil {
+		b.scrubbed.Delete(uid)
+	}
 	if pv == nil || err != nil || b.recycleWaitsForPods(ctx, pv) {
 		return err
 	}
-	err = errNoRecycler
+	release := pv.Spec.ClaimRef.UID
+	if done, _ := b.scrubbed.Load(uid); done != release {
+		if pv, err = b.scrub(ctx, pv); pv == nil || err != nil {
+			// nil, nil: another instance's fresh mark; it scrubs.
+			return err
+		}
+		b.scrubbed.Store(uid, release)
+	} else {
+		logger.V(3).Info("Volume was scrubbed by an earlier run, making it available", "volumeName", name)
+	}
+	if err := b.unbindRecycled(ctx, pv); err != nil {
+		logger.V(3).Info("Failed to make recycled volume available, will try again", "volumeName", name, "err", err)
+		return err
+	}
+	b.scrubbed.Delete(uid)
+	return nil
+}
+
+// scrub marks the released volume pv (AnnOperation), scrubs it with the
+// recycler and returns the marked version, or nil when another instance's
+// fresh mark is on it (that instance scrubs it). A failure makes the volume
+// Failed with a VolumeFailedRecycle event; a refusal of the Fence or a
+// cancelled operation does not.
+func (b *Binder) scrub(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	logger := klog.FromContext(ctx)
+	err := errNoRecycler
 	if r := b.cfg.Reclaim.Recycler; r != nil {
 		var marked *v1.PersistentVolume
 		if marked, err = b.markOperation(ctx, pv, opRecycle); marked == nil || err != nil {
-			return err
+			return nil, err
 		}
 		pv = marked
 		if err = b.fenced(ctx); err == nil {
@@ -202,25 +232,21 @@ func (b *Binder) recycleVolumeOperation(ctx context.Context, name string, uid ty
 	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
-			return err
+			return nil, err
 		}
 		msg := "Recycle failed: " + err.Error()
 		if errors.Is(err, errNoRecycler) || errors.Is(err, recycler.ErrUnsupportedVolume) {
 			msg = msgNoRecycler
 		}
-		logger.V(3).Info("Recycling volume failed", "volumeName", name, "err", err)
+		logger.V(3).Info("Recycling volume failed", "volumeName", pv.Name, "err", err)
 		if _, uerr := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeFailedRecycle, msg); uerr != nil {
-			logger.V(4).Info("Failed to mark volume as failed", "volumeName", name, "err", uerr)
+			logger.V(4).Info("Failed to mark volume as failed", "volumeName", pv.Name, "err", uerr)
 		}
-		return err
+		return nil, err
 	}
-	logger.V(2).Info("Volume recycled", "volumeName", name)
+	logger.V(2).Info("Volume recycled", "volumeName", pv.Name)
 	b.event(pv, v1.EventTypeNormal, ReasonVolumeRecycled, msgRecycled)
-	if err := b.unbindRecycled(ctx, pv); err != nil {
-		logger.V(3).Info("Failed to make recycled volume available, will try again", "volumeName", name, "err", err)
-		return err
-	}
-	return nil
+	return pv, nil
 }
 
 // recycleWaitsForPods reports whether pods that have not terminated still
