@@ -145,7 +145,7 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 	var err error
 	for i := range pc.CreateVolumeRetries {
 		if i > 0 {
-			if werr := b.pause(ctx, pc); werr != nil {
+			if werr := b.sleep(ctx, pc.CreateVolumeInterval); werr != nil {
 				return createUnknown, errors.Join(err, werr)
 			}
 		}
@@ -203,19 +203,6 @@ func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, c
 	return createResult{volume: existing, state: stateExists}, nil
 }
 
-// pause waits CreateVolumeInterval on the Binder's clock, or until ctx is
-// done.
-func (b *Binder) pause(ctx context.Context, pc *ProvisioningConfig) error {
-	t := b.cfg.Clock.NewTimer(pc.CreateVolumeInterval)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-		return nil
-	}
-}
-
 // errNoDeleter is the cleanup failure of a provisioner without a Deleter.
 var errNoDeleter = errors.New("no deleter for the provisioner")
 
@@ -235,7 +222,7 @@ func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.Storage
 	var err error
 	for i := range pc.CreateVolumeRetries {
 		if i > 0 {
-			if werr := b.pause(ctx, pc); werr != nil {
+			if werr := b.sleep(ctx, pc.CreateVolumeInterval); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
