@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -299,7 +300,11 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 				return err
 			}
 			if rs := b.running.Load(); rs != nil && rs.resyncDue(b.cfg.Clock.Now()) {
-				if err := sleepReal(ctx, resyncPoll); err != nil {
+				// The resync's goroutine queues the keys shortly.
+				err := wait.PollUntilContextCancel(ctx, resyncPoll, false, func(context.Context) (bool, error) {
+					return !rs.resyncDue(b.cfg.Clock.Now()), nil
+				})
+				if err != nil {
 					return err
 				}
 				continue
@@ -320,19 +325,6 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}
-}
-
-// sleepReal waits d of real time (not Config.Clock's: it waits for a
-// goroutine to run, not for time to pass), or until ctx is done.
-func sleepReal(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
