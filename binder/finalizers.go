@@ -93,11 +93,9 @@ func addsFinalizer(pv *v1.PersistentVolume) bool {
 
 // withoutFinalizer returns a copy of finalizers without f, nil when empty.
 func withoutFinalizer(finalizers []string, f string) []string {
-	var out []string
-	for _, x := range finalizers {
-		if x != f {
-			out = append(out, x)
-		}
+	out := slices.DeleteFunc(slices.Clone(finalizers), func(x string) bool { return x == f })
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

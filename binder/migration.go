@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/storage/volume"
@@ -40,12 +41,7 @@ var _ CSIMigration = TranslationLibMigration{}
 // IsMigrationEnabledForPlugin reports whether csi-translation-lib knows
 // pluginName and it is not disabled.
 func (m TranslationLibMigration) IsMigrationEnabledForPlugin(pluginName string) bool {
-	for _, d := range m.Disabled {
-		if d == pluginName {
-			return false
-		}
-	}
-	return csitrans.New().IsMigratableIntreePluginByName(pluginName)
+	return !slices.Contains(m.Disabled, pluginName) && csitrans.New().IsMigratableIntreePluginByName(pluginName)
 }
 
 // GetCSINameFromInTreeName returns csi-translation-lib's CSI driver of
