@@ -54,6 +54,21 @@ func sameMeta(n, o *metav1.ObjectMeta) bool {
 		(len(n.ManagedFields) == 0 && len(o.ManagedFields) == 0 || reflect.DeepEqual(n.ManagedFields, o.ManagedFields))
 }
 
+// replaceLocked records that next replaces the stored version old, or,
+// when next is nil, that old was removed: a version that keeps old's
+// metadata and spec (a status update's, a deletion's) stays marked when
+// old was stored by SeedInvalid; a spec update that passed validation in
+// full, or the removal, clears the mark. The caller holds s.mu.
+func (s *Server) replaceLocked(old, next object, keepsSpec bool) {
+	if _, ok := s.unvalidated[old]; !ok {
+		return
+	}
+	delete(s.unvalidated, old)
+	if next != nil && keepsSpec {
+		s.unvalidated[next] = struct{}{}
+	}
+}
+
 func equalTime(a, b *metav1.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(b)
 }
