@@ -66,8 +66,13 @@ func validateNew(kind Kind, o object) error {
 }
 
 // validateUpdate checks next, the version an update would store (defaults
-// applied, system fields kept), against the stored old version.
+// applied, system fields kept), against the stored old version. With
+// metaValid it first tries specStillValid, which accepts without running
+// the rules what they would accept.
 func validateUpdate(kind Kind, next, old object, meta metaRule) error {
+	if meta == metaValid && specStillValid(next, old) {
+		return nil
+	}
 	var errs field.ErrorList
 	if meta == revalidateMeta {
 		errs = validateMetaUpdate(kind, next, old)
