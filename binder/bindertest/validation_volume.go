@@ -179,8 +179,8 @@ func validateNodeSelectorRequirement(r v1.NodeSelectorRequirement, p *field.Path
 	}
 	errs = append(errs, metav1validation.ValidateLabelName(r.Key, p.Child("key"))...)
 	for i, v := range r.Values {
-		for _, msg := range validation.IsValidLabelValue(v) {
-			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			errs = append(errs, invalidEach(p.Child("values").Index(i), v, msgs)...)
 		}
 	}
 	return errs
@@ -353,10 +353,7 @@ func validateCSIDriverName(name string, p *field.Path) field.ErrorList {
 	if len(name) > 63 {
 		errs = append(errs, field.TooLong(p, "", 63))
 	}
-	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
+	return append(errs, invalidEach(p, name, validation.IsDNS1123Subdomain(strings.ToLower(name)))...)
 }
 
 // validateVolumeUpdate checks the immutable parts of a volume: its source
