@@ -236,8 +236,10 @@ func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, err
 		obj.SetNamespace("")
 	}
 	applyDefaults(obj)
-	if err := validateNew(kind, obj); err != nil && check {
-		return nil, err
+	if check {
+		if err := validateNew(kind, obj); err != nil {
+			return nil, err
+		}
 	}
 	now := s.now()
 	if seed {
