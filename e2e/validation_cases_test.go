@@ -263,6 +263,34 @@ func validationCases() []vcase {
 		{name: "pv update claimRef", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
 		}},
+		// A binding's updates: what no rule reads changes, with annotations
+		// (bindertest validates only those again), and the same with one
+		// more change a rule rejects.
+		{name: "pv update claimRef and annotation", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
+			metav1.SetMetaDataAnnotation(&asPV(o).ObjectMeta, "pv.kubernetes.io/bound-by-controller", "yes")
+		}},
+		{name: "pv update claimRef and bad annotation key", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
+			metav1.SetMetaDataAnnotation(&asPV(o).ObjectMeta, "bad key!", "yes")
+		}},
+		{name: "pv update claimRef and mount options annotation", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
+			metav1.SetMetaDataAnnotation(&asPV(o).ObjectMeta, "volume.beta.kubernetes.io/mount-options", "ro")
+		}},
+		{name: "pvc update volumeName and annotations", obj: pvcMut(), update: setPVC(func(c *v1.PersistentVolumeClaim) {
+			c.Spec.VolumeName = "pv1"
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, "pv.kubernetes.io/bound-by-controller", "yes")
+		})},
+		{name: "pvc update volumeName and bad annotation key", obj: pvcMut(), update: setPVC(func(c *v1.PersistentVolumeClaim) {
+			c.Spec.VolumeName = "pv1"
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, "bad key!", "yes")
+		})},
+		{name: "pvc update volumeName and beta class annotation", obj: pvcMut(), update: setPVC(func(c *v1.PersistentVolumeClaim) {
+			c.Spec.VolumeName = "pv1"
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, "volume.beta.kubernetes.io/storage-class", "gold")
+		})},
 		{name: "pv update source", obj: pvMut(), update: func(o runtime.Object) { asPV(o).Spec.HostPath.Path = "/elsewhere" }},
 		{name: "pv update volume mode", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.VolumeMode = ptr.To(v1.PersistentVolumeBlock)

@@ -162,9 +162,10 @@ func (e *appliedError) Error() string { return e.err.Error() }
 
 // splitApplied separates the error an Applied fault gives a write after
 // it is carried out (post) from an error that fails it at once (err).
+// errors.AsType, unlike errors.As with a pointer to a local, does not
+// allocate on every request.
 func splitApplied(err error) (post, fail error) {
-	var ae *appliedError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*appliedError](err); ok {
 		return ae.err, nil
 	}
 	return nil, err

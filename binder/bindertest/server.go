@@ -128,9 +128,10 @@ type Server struct {
 	// objs holds the stored version of each object by kind and key
 	// ("name" or "namespace/name"). Stored versions are immutable.
 	objs [numKinds]map[string]object
-	// unvalidated holds the stored versions that SeedInvalid stored
-	// without validation: an update of one is validated in full even
-	// when its metadata does not change.
+	// unvalidated holds the stored versions whose metadata and spec
+	// SeedInvalid stored without validation (replaceLocked carries the
+	// mark to the versions that keep them): an update of one is
+	// validated in full even when its metadata does not change.
 	unvalidated map[object]struct{}
 	// subs are the handler subscriptions per kind. Copy on write: a
 	// queued delivery keeps the slice of its commit.
@@ -235,8 +236,10 @@ func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, err
 		obj.SetNamespace("")
 	}
 	applyDefaults(obj)
-	if err := validateNew(kind, obj); err != nil && check {
-		return nil, err
+	if check {
+		if err := validateNew(kind, obj); err != nil {
+			return nil, err
+		}
 	}
 	now := s.now()
 	if seed {
@@ -427,9 +430,11 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
 		// The last finalizer is gone: the deletion completes.
 		delete(s.objs[kind], key)
+		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
 		s.objs[kind][key] = next
+		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
 	}
 	s.mu.Unlock()
@@ -484,9 +489,11 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 		next.SetDeletionTimestamp(&now)
 		next.SetDeletionGracePeriodSeconds(&grace)
 		s.objs[kind][key] = next
+		s.replaceLocked(old, next, true)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
 	} else {
 		delete(s.objs[kind], key)
+		s.replaceLocked(old, nil, true)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	}
 	s.mu.Unlock()

@@ -66,8 +66,13 @@ func validateNew(kind Kind, o object) error {
 }
 
 // validateUpdate checks next, the version an update would store (defaults
-// applied, system fields kept), against the stored old version.
+// applied, system fields kept), against the stored old version. With
+// metaValid it first tries specStillValid, which accepts without running
+// the rules what they would accept.
 func validateUpdate(kind Kind, next, old object, meta metaRule) error {
+	if meta == metaValid && specStillValid(next, old) {
+		return nil
+	}
 	var errs field.ErrorList
 	if meta == revalidateMeta {
 		errs = validateMetaUpdate(kind, next, old)
@@ -117,21 +122,10 @@ func invalid(kind Kind, o object, errs field.ErrorList) error {
 	return apierrors.NewInvalid(kind.groupVersionKind().GroupKind(), o.GetName(), errs)
 }
 
-// metaOf returns the ObjectMeta of a supported object.
+// metaOf returns the ObjectMeta of a supported object (every API type
+// embeds one).
 func metaOf(o object) *metav1.ObjectMeta {
-	switch t := o.(type) {
-	case *v1.PersistentVolume:
-		return &t.ObjectMeta
-	case *v1.PersistentVolumeClaim:
-		return &t.ObjectMeta
-	case *storagev1.StorageClass:
-		return &t.ObjectMeta
-	case *v1.Node:
-		return &t.ObjectMeta
-	case *v1.Pod:
-		return &t.ObjectMeta
-	}
-	panic(fmt.Sprintf("bindertest: unsupported object %T", o))
+	return o.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 }
 
 // validateMeta checks an object's metadata as a create does. A name that
@@ -195,18 +189,20 @@ func immutable(next, old any, path *field.Path) field.ErrorList {
 // dnsSubdomain returns an Invalid error per problem of value as a DNS-1123
 // subdomain (object, class and secret names).
 func dnsSubdomain(value string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(value) {
-		errs = append(errs, field.Invalid(path, value, msg))
-	}
-	return errs
+	return invalidEach(path, value, validation.IsDNS1123Subdomain(value))
 }
 
 // dnsLabel is dnsSubdomain for DNS-1123 labels (namespaces, container and
 // volume names).
 func dnsLabel(value string, path *field.Path) field.ErrorList {
+	return invalidEach(path, value, validation.IsDNS1123Label(value))
+}
+
+// invalidEach returns an Invalid error at path for each message of an
+// apimachinery format check (util/validation's Is* functions) of value.
+func invalidEach(path *field.Path, value string, msgs []string) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(value) {
+	for _, msg := range msgs {
 		errs = append(errs, field.Invalid(path, value, msg))
 	}
 	return errs

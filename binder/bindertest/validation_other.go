@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -23,7 +23,7 @@ func validateClass(sc *storagev1.StorageClass) field.ErrorList {
 	if sc.Provisioner == "" {
 		errs = append(errs, field.Required(pp, ""))
 	} else {
-		errs = append(errs, qualifiedName(strings.ToLower(sc.Provisioner), pp)...)
+		errs = append(errs, metav1validation.ValidateLabelName(strings.ToLower(sc.Provisioner), pp)...)
 	}
 	for k := range sc.Parameters {
 		if k == "" {
@@ -52,7 +52,7 @@ func validateAllowedTopologies(terms []v1.TopologySelectorTerm, p *field.Path) f
 		}
 		for j, r := range t.MatchLabelExpressions {
 			rp := tp.Index(j)
-			errs = append(errs, qualifiedName(r.Key, rp.Child("key"))...)
+			errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
 			if len(r.Values) == 0 {
 				errs = append(errs, field.Required(rp.Child("values"), "must specify at least one value"))
 			}
@@ -77,7 +77,7 @@ func validateNode(n *v1.Node) field.ErrorList {
 	// The API reports taints under "metadata".
 	tp := field.NewPath("metadata", "taints")
 	for i, t := range n.Spec.Taints {
-		errs = append(errs, qualifiedName(t.Key, tp.Index(i).Child("key"))...)
+		errs = append(errs, metav1validation.ValidateLabelName(t.Key, tp.Index(i).Child("key"))...)
 		switch t.Effect {
 		case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
 		case "":
@@ -128,14 +128,6 @@ func validateNodeUpdate(next, old *v1.Node) field.ErrorList {
 			errs = append(errs, field.Duplicate(field.NewPath("status", "addresses").Index(i), a))
 		}
 		seen[a] = true
-	}
-	return errs
-}
-
-func qualifiedName(v string, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
 }

@@ -1,6 +1,8 @@
 package bindertest
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -113,9 +115,11 @@ func podVolumeSources(s *v1.VolumeSource) []string {
 // validatePodUpdate: a pod's spec is immutable except container images,
 // activeDeadlineSeconds, added tolerations and removed scheduling gates.
 func validatePodUpdate(next, old *v1.Pod) field.ErrorList {
-	n := *next.Spec.DeepCopy()
-	o := old.Spec
+	// A shallow copy with its own containers slice: only top-level fields
+	// and the containers' images are replaced below.
+	n, o := next.Spec, old.Spec
 	if len(n.Containers) == len(o.Containers) {
+		n.Containers = slices.Clone(n.Containers)
 		for i := range n.Containers {
 			n.Containers[i].Image = o.Containers[i].Image
 		}

@@ -2,6 +2,7 @@ package bindertest_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -147,5 +148,56 @@ func TestUpdateMetadataValidation(t *testing.T) {
 	good.Annotations = map[string]string{"bad key!": "x"}
 	if _, err := s.UpdateVolume(ctx, good); !apierrors.IsInvalid(err) {
 		t.Errorf("UpdateVolume adding an invalid annotation key = %v, want Invalid", err)
+	}
+}
+
+// TestSeedInvalidMarkOutlivesStatusWrites: a version that keeps the
+// metadata and spec of an object stored by SeedInvalid (a status update's,
+// a deletion's) is validated as that object is: the metadata on every
+// update, the spec on every spec update.
+func TestSeedInvalidMarkOutlivesStatusWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newServer(t)
+
+	badMeta := newVolume("pv-bad-meta", "1Gi")
+	badMeta.Annotations = map[string]string{"bad key!": "x"}
+	badMeta.Finalizers = []string{"example.com/keep"}
+	badSpec := newVolume("pv-bad-spec", "1Gi")
+	badSpec.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{}
+	if err := s.SeedInvalid(ctx, badMeta, badSpec); err != nil {
+		t.Fatalf("SeedInvalid: %v", err)
+	}
+
+	if err := s.DeleteVolume(ctx, badMeta.Name); err != nil {
+		t.Fatalf("DeleteVolume(%s): %v", badMeta.Name, err)
+	}
+	got, err := s.GetVolume(ctx, badMeta.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DeletionTimestamp == nil {
+		t.Fatalf("DeleteVolume(%s) did not mark it for deletion", badMeta.Name)
+	}
+	got.Status.Phase = v1.VolumeReleased
+	_, err = s.UpdateVolumeStatus(ctx, got)
+	// The create and the update rules of the metadata both report it, as
+	// kube-apiserver's do.
+	if diff := cmp.Diff([]string{"metadata.annotations FieldValueInvalid"}, slices.Compact(causes(t, err))); diff != "" {
+		t.Errorf("UpdateVolumeStatus of a deleted volume with an invalid annotation key: causes (-want +got):\n%s", diff)
+	}
+
+	got, err = s.GetVolume(ctx, badSpec.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Status.Phase = v1.VolumeAvailable
+	if got, err = s.UpdateVolumeStatus(ctx, got); err != nil {
+		t.Fatalf("UpdateVolumeStatus of a volume without a source: %v", err)
+	}
+	got.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: "c1"}
+	_, err = s.UpdateVolume(ctx, got)
+	if diff := cmp.Diff([]string{"spec FieldValueRequired"}, causes(t, err)); diff != "" {
+		t.Errorf("UpdateVolume(claimRef) of a volume without a source: causes (-want +got):\n%s", diff)
 	}
 }

@@ -179,8 +179,8 @@ func validateNodeSelectorRequirement(r v1.NodeSelectorRequirement, p *field.Path
 	}
 	errs = append(errs, metav1validation.ValidateLabelName(r.Key, p.Child("key"))...)
 	for i, v := range r.Values {
-		for _, msg := range validation.IsValidLabelValue(v) {
-			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			errs = append(errs, invalidEach(p.Child("values").Index(i), v, msgs)...)
 		}
 	}
 	return errs
@@ -207,11 +207,11 @@ func validateNodeFieldRequirement(r v1.NodeSelectorRequirement, p *field.Path) f
 }
 
 // volumeSource is one of a PersistentVolume's source fields: its JSON
-// name, whether it is set and the check of its contents.
+// name, whether it is set and the check of its contents (nil: none).
 type volumeSource struct {
 	name  string
-	set   bool
-	check func(*field.Path) field.ErrorList
+	set   func(*v1.PersistentVolumeSpec) bool
+	check func(s *v1.PersistentVolumeSpec, hasAffinity bool, p *field.Path) field.ErrorList
 }
 
 // validateVolumeSources checks that exactly one source is set, in the
@@ -219,8 +219,8 @@ type volumeSource struct {
 func validateVolumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
-	for _, src := range volumeSources(s, hasAffinity) {
-		if !src.set {
+	for _, src := range volumeSources {
+		if !src.set(s) {
 			continue
 		}
 		if n > 0 && src.name != "flexVolume" {
@@ -229,7 +229,7 @@ func validateVolumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool, spec *f
 		}
 		n++
 		if src.check != nil {
-			errs = append(errs, src.check(spec.Child(src.name))...)
+			errs = append(errs, src.check(s, hasAffinity, spec.Child(src.name))...)
 		}
 	}
 	if n == 0 {
@@ -238,42 +238,53 @@ func validateVolumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool, spec *f
 	return errs
 }
 
-func volumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool) []volumeSource {
-	return []volumeSource{
-		{"hostPath", s.HostPath != nil, func(p *field.Path) field.ErrorList { return validateHostPath(s.HostPath, p) }},
-		{"gcePersistentDisk", s.GCEPersistentDisk != nil, func(*field.Path) field.ErrorList {
+// volumeSources are the sources in the API's order. A table, not a
+// function building closures over the spec: that allocated seven times
+// per volume created.
+var volumeSources = [...]volumeSource{
+	{"hostPath", func(s *v1.PersistentVolumeSpec) bool { return s.HostPath != nil },
+		func(s *v1.PersistentVolumeSpec, _ bool, p *field.Path) field.ErrorList {
+			return validateHostPath(s.HostPath, p)
+		}},
+	{"gcePersistentDisk", func(s *v1.PersistentVolumeSpec) bool { return s.GCEPersistentDisk != nil },
+		func(s *v1.PersistentVolumeSpec, _ bool, _ *field.Path) field.ErrorList {
 			// The API reports this source's errors under "persistentDisk".
 			return required(s.GCEPersistentDisk.PDName, field.NewPath("spec", "persistentDisk", "pdName"))
 		}},
-		{"awsElasticBlockStore", s.AWSElasticBlockStore != nil, func(p *field.Path) field.ErrorList {
+	{"awsElasticBlockStore", func(s *v1.PersistentVolumeSpec) bool { return s.AWSElasticBlockStore != nil },
+		func(s *v1.PersistentVolumeSpec, _ bool, p *field.Path) field.ErrorList {
 			return required(s.AWSElasticBlockStore.VolumeID, p.Child("volumeID"))
 		}},
-		{"glusterfs", s.Glusterfs != nil, nil},
-		{"flocker", s.Flocker != nil, nil},
-		{"nfs", s.NFS != nil, func(p *field.Path) field.ErrorList { return validateNFS(s.NFS, p) }},
-		{"rbd", s.RBD != nil, nil},
-		{"quobyte", s.Quobyte != nil, nil},
-		{"cephFS", s.CephFS != nil, nil},
-		{"iscsi", s.ISCSI != nil, nil},
-		{"cinder", s.Cinder != nil, nil},
-		{"fc", s.FC != nil, nil},
-		{"flexVolume", s.FlexVolume != nil, nil},
-		{"azureFile", s.AzureFile != nil, nil},
-		{"vsphereVolume", s.VsphereVolume != nil, nil},
-		{"photonPersistentDisk", s.PhotonPersistentDisk != nil, nil},
-		{"portworxVolume", s.PortworxVolume != nil, nil},
-		{"azureDisk", s.AzureDisk != nil, nil},
-		{"scaleIO", s.ScaleIO != nil, nil},
-		{"local", s.Local != nil, func(p *field.Path) field.ErrorList {
+	{"glusterfs", func(s *v1.PersistentVolumeSpec) bool { return s.Glusterfs != nil }, nil},
+	{"flocker", func(s *v1.PersistentVolumeSpec) bool { return s.Flocker != nil }, nil},
+	{"nfs", func(s *v1.PersistentVolumeSpec) bool { return s.NFS != nil },
+		func(s *v1.PersistentVolumeSpec, _ bool, p *field.Path) field.ErrorList { return validateNFS(s.NFS, p) }},
+	{"rbd", func(s *v1.PersistentVolumeSpec) bool { return s.RBD != nil }, nil},
+	{"quobyte", func(s *v1.PersistentVolumeSpec) bool { return s.Quobyte != nil }, nil},
+	{"cephFS", func(s *v1.PersistentVolumeSpec) bool { return s.CephFS != nil }, nil},
+	{"iscsi", func(s *v1.PersistentVolumeSpec) bool { return s.ISCSI != nil }, nil},
+	{"cinder", func(s *v1.PersistentVolumeSpec) bool { return s.Cinder != nil }, nil},
+	{"fc", func(s *v1.PersistentVolumeSpec) bool { return s.FC != nil }, nil},
+	{"flexVolume", func(s *v1.PersistentVolumeSpec) bool { return s.FlexVolume != nil }, nil},
+	{"azureFile", func(s *v1.PersistentVolumeSpec) bool { return s.AzureFile != nil }, nil},
+	{"vsphereVolume", func(s *v1.PersistentVolumeSpec) bool { return s.VsphereVolume != nil }, nil},
+	{"photonPersistentDisk", func(s *v1.PersistentVolumeSpec) bool { return s.PhotonPersistentDisk != nil }, nil},
+	{"portworxVolume", func(s *v1.PersistentVolumeSpec) bool { return s.PortworxVolume != nil }, nil},
+	{"azureDisk", func(s *v1.PersistentVolumeSpec) bool { return s.AzureDisk != nil }, nil},
+	{"scaleIO", func(s *v1.PersistentVolumeSpec) bool { return s.ScaleIO != nil }, nil},
+	{"local", func(s *v1.PersistentVolumeSpec) bool { return s.Local != nil },
+		func(s *v1.PersistentVolumeSpec, hasAffinity bool, p *field.Path) field.ErrorList {
 			errs := validateLocalPath(s.Local.Path, p.Child("path"))
 			if !hasAffinity {
 				errs = append(errs, field.Required(field.NewPath("spec", "nodeAffinity"), "a local volume needs node affinity"))
 			}
 			return errs
 		}},
-		{"storageos", s.StorageOS != nil, nil},
-		{"csi", s.CSI != nil, func(p *field.Path) field.ErrorList { return validateCSISource(s.CSI, p) }},
-	}
+	{"storageos", func(s *v1.PersistentVolumeSpec) bool { return s.StorageOS != nil }, nil},
+	{"csi", func(s *v1.PersistentVolumeSpec) bool { return s.CSI != nil },
+		func(s *v1.PersistentVolumeSpec, _ bool, p *field.Path) field.ErrorList {
+			return validateCSISource(s.CSI, p)
+		}},
 }
 
 func required(v string, p *field.Path) field.ErrorList {
@@ -353,10 +364,7 @@ func validateCSIDriverName(name string, p *field.Path) field.ErrorList {
 	if len(name) > 63 {
 		errs = append(errs, field.TooLong(p, "", 63))
 	}
-	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
+	return append(errs, invalidEach(p, name, validation.IsDNS1123Subdomain(strings.ToLower(name)))...)
 }
 
 // validateVolumeUpdate checks the immutable parts of a volume: its source

@@ -123,6 +123,12 @@ func (s *Server) CloseWatches() {
 		all = append(all, s.watchers[k]...)
 	}
 	s.mu.Unlock()
+	endWatchers(all)
+}
+
+// endWatchers ends the watches and waits until their goroutines have
+// exited. Called without mu: an exiting watch takes it.
+func endWatchers(all []*watcher) {
 	for _, w := range all {
 		w.end()
 	}

@@ -212,12 +212,7 @@ func (s *Server) ForceRelist(kinds ...Kind) {
 		all = append(all, s.watchers[k]...)
 	}
 	s.mu.Unlock()
-	for _, w := range all {
-		w.end()
-	}
-	for _, w := range all {
-		<-w.done
-	}
+	endWatchers(all)
 }
 
 // disturbLocked applies the watch faults to a committed event and sends

@@ -1,0 +1,129 @@
+package bindertest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestUpdateFastPathMatchesFullValidation: for updates of validated stored
+// versions, the verdict of validateUpdate with the rules metaRuleLocked
+// picks (and its fast path) is that of the full validation, error for
+// error; the updates a binding makes take the fast path.
+func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New()
+	csi := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-csi", Annotations: map[string]string{"a": "b"}},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "h1"},
+			},
+		},
+	}
+	class := "gold"
+	pvc := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+			StorageClassName: &class,
+		},
+	}
+	if _, err := s.CreateVolume(ctx, csi); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateClaim(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	claimRef := func(pv *v1.PersistentVolume) {
+		pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: "c1", UID: "u1"}
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, "pv.kubernetes.io/bound-by-controller", "yes")
+	}
+	volumeName := func(c *v1.PersistentVolumeClaim) {
+		c.Spec.VolumeName = "pv-csi"
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
+	}
+	for _, tc := range []struct {
+		name  string
+		kind  Kind
+		key   string
+		edit  func(object)
+		fast  bool // the update takes the fast path
+		valid bool
+	}{
+		{name: "pv claimRef and annotation", kind: KindVolume, key: "pv-csi", fast: true, valid: true,
+			edit: func(o object) { claimRef(o.(*v1.PersistentVolume)) }},
+		{name: "pv nothing", kind: KindVolume, key: "pv-csi", fast: true, valid: true, edit: func(object) {}},
+		{name: "pv claimRef and bad annotation key", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			claimRef(o.(*v1.PersistentVolume))
+			o.(*v1.PersistentVolume).Annotations["bad key!"] = "x"
+		}},
+		{name: "pv mount options annotation", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			o.(*v1.PersistentVolume).Annotations[mountOptionsAnnotation] = "ro"
+		}},
+		{name: "pv claimRef and capacity 0", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			claimRef(o.(*v1.PersistentVolume))
+			o.(*v1.PersistentVolume).Spec.Capacity[v1.ResourceStorage] = resource.MustParse("0")
+		}},
+		{name: "pv claimRef and new handle", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			claimRef(o.(*v1.PersistentVolume))
+			o.(*v1.PersistentVolume).Spec.CSI.VolumeHandle = "h2"
+		}},
+		{name: "pv label", kind: KindVolume, key: "pv-csi", valid: true, edit: func(o object) {
+			o.(*v1.PersistentVolume).Labels = map[string]string{"tier": "fast"}
+		}},
+		{name: "pv bad label", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			o.(*v1.PersistentVolume).Labels = map[string]string{"tier": "bad value!"}
+		}},
+		{name: "pvc volumeName and annotation", kind: KindClaim, key: "ns/c1", fast: true, valid: true,
+			edit: func(o object) { volumeName(o.(*v1.PersistentVolumeClaim)) }},
+		{name: "pvc volumeName and bad annotation key", kind: KindClaim, key: "ns/c1", edit: func(o object) {
+			volumeName(o.(*v1.PersistentVolumeClaim))
+			o.(*v1.PersistentVolumeClaim).Annotations["bad key!"] = "x"
+		}},
+		{name: "pvc beta class annotation", kind: KindClaim, key: "ns/c1", edit: func(o object) {
+			metav1.SetMetaDataAnnotation(&o.(*v1.PersistentVolumeClaim).ObjectMeta, betaStorageClassAnnotation, "gold")
+		}},
+		{name: "pvc volumeName and bigger request", kind: KindClaim, key: "ns/c1", edit: func(o object) {
+			volumeName(o.(*v1.PersistentVolumeClaim))
+			o.(*v1.PersistentVolumeClaim).Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
+		}},
+		{name: "pvc volumeName and class", kind: KindClaim, key: "ns/c1", edit: func(o object) {
+			volumeName(o.(*v1.PersistentVolumeClaim))
+			o.(*v1.PersistentVolumeClaim).Spec.StorageClassName = nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := s.objs[tc.kind][tc.key]
+			in := deepCopy(old)
+			tc.edit(in)
+			next := withMetaAndSpec(in, old)
+			applyDefaults(next)
+			keepSystemFields(next, old)
+
+			full := validateUpdate(tc.kind, next, old, revalidateMeta)
+			s.mu.Lock()
+			rule := s.metaRuleLocked(next, old)
+			s.mu.Unlock()
+			fast := rule == metaValid && specStillValid(next, old)
+			got := validateUpdate(tc.kind, next, old, rule)
+			if fmt.Sprint(got) != fmt.Sprint(full) {
+				t.Errorf("validateUpdate with rule %d = %v, full validation = %v", rule, got, full)
+			}
+			if (full == nil) != tc.valid {
+				t.Errorf("full validation = %v, want valid %t", full, tc.valid)
+			}
+			if fast != tc.fast {
+				t.Errorf("fast path taken = %t, want %t", fast, tc.fast)
+			}
+		})
+	}
+}
