@@ -97,13 +97,13 @@ func TestCheck(t *testing.T) {
 		}, nil, []string{ClaimUnbound}},
 		{"provisioned storage without a volume", func() []runtime.Object { return nil },
 			func(r *run) {
-				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: &instance{}}
+				r.st.assets["pvc-x"] = &asset{provisionedBy: &instance{}}
 			}, []string{ProvisionedUnsynced}},
 		{"provisioned storage of a crashed Binder", func() []runtime.Object { return nil },
 			func(r *run) {
-				in := &instance{crashed: make(chan struct{})}
+				in := &instance{}
 				in.crash()
-				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: in}
+				r.st.assets["pvc-x"] = &asset{provisionedBy: in}
 			}, nil},
 		{"volume on deleted storage", func() []runtime.Object {
 			return []runtime.Object{newVolume("pv-1", "", 5, v1.PersistentVolumeReclaimRetain)}
@@ -232,18 +232,18 @@ func TestStorageChecks(t *testing.T) {
 			}
 		}, []string{ReclaimWhileClaimed}},
 		{"recycle twice", func(r *run) {
-			in := &instance{crashed: make(chan struct{})}
+			in := &instance{}
 			r.st.recycle(in, recycled)
 			r.st.recycle(in, recycled)
 		}, []string{ReclaimedTwice}},
 		{"recycle again after a crash", func(r *run) {
-			in := &instance{crashed: make(chan struct{})}
+			in := &instance{}
 			r.st.recycle(in, recycled)
 			in.crash()
 			r.st.recycle(&instance{}, recycled)
 		}, nil},
 		{"Binder deletes a Retain volume object", func(r *run) {
-			in := &instance{srv: r.srv, st: r.st, vs: r.vs, crashed: make(chan struct{})}
+			in := &instance{srv: r.srv, st: r.st, vs: r.vs}
 			if err := in.DeleteVolume(context.Background(), "pv-2"); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -26,9 +28,8 @@ type instance struct {
 	crashAt int64
 	applied bool
 
-	calls   atomic.Int64
-	dead    atomic.Bool
-	crashed chan struct{} // closed when the instance crashes
+	calls atomic.Int64
+	dead  atomic.Bool
 
 	b         *binder.Binder
 	informers []toolscache.SharedIndexInformer
@@ -54,11 +55,7 @@ func (in *instance) call(do func() error) error {
 	return do()
 }
 
-func (in *instance) crash() {
-	if !in.dead.Swap(true) {
-		close(in.crashed)
-	}
-}
+func (in *instance) crash() { in.dead.Store(true) }
 
 func (in *instance) isDead() bool { return in.dead.Load() }
 
@@ -146,7 +143,7 @@ func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeCloc
 	}
 	type source struct {
 		kind bindertest.Kind
-		obj  runtimeObject
+		obj  runtime.Object
 	}
 	sources := []source{{bindertest.KindStorageClass, &storagev1.StorageClass{}},
 		{bindertest.KindVolume, &v1.PersistentVolume{}}, {bindertest.KindClaim, &v1.PersistentVolumeClaim{}}}
@@ -205,13 +202,13 @@ func (in *instance) caughtUp() bool {
 			return false
 		}
 		for _, o := range want {
-			m := o.(metaObject)
+			m := o.(metav1.Object)
 			key := m.GetName()
 			if m.GetNamespace() != "" {
 				key = m.GetNamespace() + "/" + key
 			}
 			got, ok, _ := store.GetByKey(key)
-			if !ok || got.(metaObject).GetResourceVersion() != m.GetResourceVersion() {
+			if !ok || got.(metav1.Object).GetResourceVersion() != m.GetResourceVersion() {
 				return false
 			}
 		}

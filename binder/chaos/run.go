@@ -67,10 +67,8 @@ type run struct {
 	// retained are the Retain volumes that must exist at the end; the
 	// driver removes the ones it deletes itself.
 	retained map[string]bool
-	// userDeleted are the volumes the driver deleted.
-	userDeleted map[string]bool
-	created     int
-	undo        []func()
+	created  int
+	undo     []func()
 }
 
 // Run executes c and checks the invariants once it has settled. It
@@ -85,7 +83,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	ctx = klog.NewContext(ctx, klog.Background().V(10).WithSink(nil))
 	r := &run{ctx: ctx, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed)),
 		fc: testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)), vs: &violations{},
-		retained: map[string]bool{}, userDeleted: map[string]bool{}}
+		retained: map[string]bool{}}
 	opts := []bindertest.Option{bindertest.WithClock(r.fc), bindertest.WithSeed(c.Seed)}
 	if c.Async {
 		opts = append(opts, bindertest.WithAsyncEvents())
@@ -161,8 +159,7 @@ func (r *run) addedVolume(pv *v1.PersistentVolume) {
 // startInstance starts a Binder.
 func (r *run) startInstance(crashAt int64, applied bool) error {
 	r.started++
-	in := &instance{id: r.started, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied,
-		crashed: make(chan struct{})}
+	in := &instance{id: r.started, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied}
 	if err := in.start(r.ctx, r.c, r.fc); err != nil {
 		return fmt.Errorf("chaos: start Binder %d: %w", in.id, err)
 	}
