@@ -61,19 +61,24 @@ func (in *instance) isDead() bool { return in.dead.Load() }
 
 // The binder.API of the instance.
 
-func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.CreateVolume(ctx, pv); return err })
+// write runs do(ctx, obj), a create or update, as one of the instance's
+// write points (call) and returns its answer.
+func write[T any](ctx context.Context, in *instance, obj T, do func(context.Context, T) (T, error)) (T, error) {
+	var out T
+	err := in.call(func() (err error) { out, err = do(ctx, obj); return err })
 	return out, err
 }
 
-func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateVolume(ctx, pv); return err })
-	return out, err
+func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.CreateVolume)
 }
 
-func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateVolumeStatus(ctx, pv); return err })
-	return out, err
+func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.UpdateVolume)
+}
+
+func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.UpdateVolumeStatus)
 }
 
 func (in *instance) DeleteVolume(ctx context.Context, name string) error {
@@ -98,14 +103,12 @@ func (in *instance) GetVolume(ctx context.Context, name string) (*v1.PersistentV
 	return in.srv.GetVolume(ctx, name)
 }
 
-func (in *instance) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateClaim(ctx, pvc); return err })
-	return out, err
+func (in *instance) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	return write(ctx, in, pvc, in.srv.UpdateClaim)
 }
 
-func (in *instance) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateClaimStatus(ctx, pvc); return err })
-	return out, err
+func (in *instance) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	return write(ctx, in, pvc, in.srv.UpdateClaimStatus)
 }
 
 func (in *instance) GetClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
