@@ -334,20 +334,14 @@ func (r *run) settle() (bool, error) {
 // caughtUp waits briefly for every live instance's informers to hold what
 // the Server holds.
 func (r *run) caughtUp() bool {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		ok := true
+	return wait.PollUntilContextTimeout(r.ctx, time.Millisecond, 2*time.Second, true, func(context.Context) (bool, error) {
 		for _, in := range r.live {
-			ok = ok && in.caughtUp()
+			if !in.caughtUp() {
+				return false, nil
+			}
 		}
-		if ok {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		r.quiesce(time.Millisecond)
-	}
+		return true, nil
+	}) == nil
 }
 
 // busyReport says what kept a run from settling.
