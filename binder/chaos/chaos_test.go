@@ -79,13 +79,13 @@ func runCase(t *testing.T, c chaos.Case) {
 	if res.RepairedByRestart {
 		stuck = " (stuck: a restarted Binder repaired the cluster)"
 	}
-	report("chaos: FAIL seed=%d invariants=%s%s", c.Seed, strings.Join(res.Classes(), ","), stuck)
+	report("chaos: FAIL seed=%d invariants=%s%s", c.Seed, strings.Join(res.Invariants(), ","), stuck)
 	report("replay: %s", replayLine(c))
 	if *flagShrink && (!res.RepairedByRestart || *flagStrict) {
 		small, sres := chaos.Shrink(t.Context(), c, res)
 		if small != c {
 			t.Errorf("shrunk to %d objects, churn %d, classes %s, invariants %s; replay: %s",
-				small.Objects, small.Churn, small.Classes, strings.Join(sres.Classes(), ","), replayLine(small))
+				small.Objects, small.Churn, small.Classes, strings.Join(sres.Invariants(), ","), replayLine(small))
 		}
 	}
 }

@@ -38,9 +38,9 @@ type Result struct {
 // Failed reports whether the run broke an invariant.
 func (r Result) Failed() bool { return len(r.Violations) > 0 }
 
-// Classes returns the distinct invariants broken, in order of first
-// appearance.
-func (r Result) Classes() []string {
+// Invariants returns the names of the distinct invariants broken, in
+// order of first appearance.
+func (r Result) Invariants() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, v := range r.Violations {
