@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ type Result struct {
 	// Instances is the number of Binders started (crash restarts and
 	// overlaps add to the first).
 	Instances int
+	// Crashed reports whether a Binder crashed (at Case.CrashAt): false
+	// when the first one made fewer calls.
+	Crashed bool
 	// State describes every volume and claim at the end, one line each.
 	State []string
 	// RepairedByRestart is set when every violation was of the settled
@@ -62,8 +66,8 @@ type run struct {
 	st   *storage
 	vs   *violations
 	live []*instance
-	// started counts instances.
-	started int
+	// started are the instances started, in order.
+	started []*instance
 	// retained are the Retain volumes that must exist at the end; the
 	// driver removes the ones it deletes itself.
 	retained map[string]bool
@@ -143,7 +147,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	}
 	st := r.srv.Stats()
 	return Result{Case: c, Violations: r.vs.all(), Writes: st.TotalWrites(), Faults: st.Faults,
-		Conflicts: st.Conflicts, Instances: r.started, State: r.state(), RepairedByRestart: repaired}, nil
+		Conflicts: st.Conflicts, Instances: len(r.started), Crashed: r.crashed(), State: r.state(), RepairedByRestart: repaired}, nil
 }
 
 // addedVolume records a volume the driver creates or seeds.
@@ -158,13 +162,18 @@ func (r *run) addedVolume(pv *v1.PersistentVolume) {
 
 // startInstance starts a Binder.
 func (r *run) startInstance(crashAt int64, applied bool) error {
-	r.started++
-	in := &instance{id: r.started, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied}
+	in := &instance{id: len(r.started) + 1, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied}
 	if err := in.start(r.ctx, r.c, r.fc); err != nil {
 		return fmt.Errorf("chaos: start Binder %d: %w", in.id, err)
 	}
+	r.started = append(r.started, in)
 	r.live = append(r.live, in)
 	return nil
+}
+
+// crashed reports whether an instance crashed.
+func (r *run) crashed() bool {
+	return slices.ContainsFunc(r.started, (*instance).isDead)
 }
 
 // restartCrashed replaces crashed instances by new ones.
