@@ -43,7 +43,8 @@ if ((failed > 0)); then
 	echo "violations by invariant (seeds):"
 	cat "${logs[@]}" | grep -o 'chaos: FAIL seed=[0-9]* invariants=[a-z,-]*' | sed 's/.*invariants=//' | tr , '\n' | sort | uniq -c | sort -rn
 	echo "violations:"
-	inv='double-bind|bound-claim-volume|half-bound|retain-deleted|reclaim-while-claimed|storage-lost|not-reclaimed|claim-unbound|provisioned-unsynced|reclaimed-twice|not-settled|phase'
+	# The invariant names, as binder/chaos/violation.go declares them.
+	inv=$(sed -n 's/^\t[A-Za-z]* *= "\([a-z-]*\)"$/\1/p' binder/chaos/violation.go | paste -sd'|')
 	cat "${logs[@]}" | grep -E "^\s+chaos_test.go:[0-9]+: ($inv): " | sed 's/^\s*chaos_test.go:[0-9]*: //' | sort | uniq | head -200
 	echo "seeds a restarted Binder repaired (stuck, not broken): $(cat "${logs[@]}" | grep -c 'stuck: a restarted' || true)"
 	echo "replay lines:"

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/volbind/volbind/binder/chaos"
@@ -42,22 +43,73 @@ func TestChaos(t *testing.T) {
 			cases = append(cases, chaos.CaseFor(*flagFirst+s, classes))
 		}
 	}
+	cov := &coverage{}
+	t.Cleanup(func() { cov.check(t) }) // after the parallel subtests
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("seed=%d", c.Seed), func(t *testing.T) {
 			t.Parallel()
-			runCase(t, c)
+			runCase(t, c, cov)
 		})
 	}
 }
 
-func runCase(t *testing.T, c chaos.Case) {
+// coverage counts, over the seeds of one TestChaos, the cases whose
+// crash and request faults took effect, so that a harness that stopped
+// injecting them (its crash point never reached, its faults never firing)
+// fails rather than passes every seed without disturbance.
+type coverage struct {
+	// mu guards the counts.
+	mu                          sync.Mutex
+	crashCases, crashed         int
+	errorCases, errorCasesFault int
+}
+
+// minCoverageCases is the number of cases of a kind below which the
+// share is not checked (a single replayed case may well not crash).
+const minCoverageCases = 20
+
+func (cv *coverage) add(c chaos.Case, res chaos.Result) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if c.CrashAt > 0 {
+		cv.crashCases++
+		if res.Crashed {
+			cv.crashed++
+		}
+	}
+	if c.Classes&(chaos.Errors|chaos.Applied) != 0 {
+		cv.errorCases++
+		if res.Faults > 0 {
+			cv.errorCasesFault++
+		}
+	}
+}
+
+// check fails t when fewer than 80% of the crash cases crashed or fewer
+// than 90% of the cases with request faults saw one (the 200 seeds of CI:
+// 88% and 99%; small clusters make fewer calls than their crash point).
+func (cv *coverage) check(t *testing.T) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	t.Logf("chaos: coverage: %d of %d crash cases crashed, %d of %d cases with request faults saw one",
+		cv.crashed, cv.crashCases, cv.errorCasesFault, cv.errorCases)
+	if cv.crashCases >= minCoverageCases && cv.crashed*10 < cv.crashCases*8 {
+		t.Errorf("only %d of %d crash cases crashed, want at least 80%%", cv.crashed, cv.crashCases)
+	}
+	if cv.errorCases >= minCoverageCases && cv.errorCasesFault*10 < cv.errorCases*9 {
+		t.Errorf("only %d of %d cases with request faults saw one, want at least 90%%", cv.errorCasesFault, cv.errorCases)
+	}
+}
+
+func runCase(t *testing.T, c chaos.Case, cov *coverage) {
 	t.Logf("case %s", c)
 	res, err := chaos.Run(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cov.add(c, res)
 	if !res.Failed() {
-		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d", c.Seed, res.Writes, res.Faults, res.Conflicts, res.Instances)
+		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d crashed=%t", c.Seed, res.Writes, res.Faults, res.Conflicts, res.Instances, res.Crashed)
 		return
 	}
 	report := t.Errorf
@@ -79,13 +131,13 @@ func runCase(t *testing.T, c chaos.Case) {
 	if res.RepairedByRestart {
 		stuck = " (stuck: a restarted Binder repaired the cluster)"
 	}
-	report("chaos: FAIL seed=%d invariants=%s%s", c.Seed, strings.Join(res.Classes(), ","), stuck)
+	report("chaos: FAIL seed=%d invariants=%s%s", c.Seed, strings.Join(res.Invariants(), ","), stuck)
 	report("replay: %s", replayLine(c))
 	if *flagShrink && (!res.RepairedByRestart || *flagStrict) {
 		small, sres := chaos.Shrink(t.Context(), c, res)
 		if small != c {
 			t.Errorf("shrunk to %d objects, churn %d, classes %s, invariants %s; replay: %s",
-				small.Objects, small.Churn, small.Classes, strings.Join(sres.Classes(), ","), replayLine(small))
+				small.Objects, small.Churn, small.Classes, strings.Join(sres.Invariants(), ","), replayLine(small))
 		}
 	}
 }

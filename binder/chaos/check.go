@@ -138,7 +138,7 @@ func (r *run) checkStorage(vs *violations, volumes map[string]*v1.PersistentVolu
 		// A Binder that crashed between Provision and the create of the
 		// volume leaves the storage behind when the claim is deleted
 		// before a new one provisions it again, as Kubernetes does.
-		if a.provisioned && !a.deleted && !used[h] && !a.provisionedBy.isDead() {
+		if a.provisionedBy != nil && !a.deleted && !used[h] && !a.provisionedBy.isDead() {
 			vs.add(ProvisionedUnsynced, "provisioned storage %s has no volume and was never deleted", h)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -27,6 +29,12 @@ func newCheckRun(t *testing.T, objs ...runtime.Object) *run {
 		}
 	}
 	return r
+}
+
+// provisioned marks pv as created by the Binder's provisioning.
+func provisioned(pv *v1.PersistentVolume) *v1.PersistentVolume {
+	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnDynamicallyProvisioned, driver)
+	return pv
 }
 
 func invariants(vs *violations) []string {
@@ -89,17 +97,84 @@ func TestCheck(t *testing.T) {
 		}, nil, []string{ClaimUnbound}},
 		{"provisioned storage without a volume", func() []runtime.Object { return nil },
 			func(r *run) {
-				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: &instance{}}
+				r.st.assets["pvc-x"] = &asset{provisionedBy: &instance{}}
 			}, []string{ProvisionedUnsynced}},
 		{"provisioned storage of a crashed Binder", func() []runtime.Object { return nil },
 			func(r *run) {
-				in := &instance{crashed: make(chan struct{})}
+				in := &instance{}
 				in.crash()
-				r.st.assets["pvc-x"] = &asset{provisioned: true, provisionedBy: in}
+				r.st.assets["pvc-x"] = &asset{provisionedBy: in}
 			}, nil},
 		{"volume on deleted storage", func() []runtime.Object {
 			return []runtime.Object{newVolume("pv-1", "", 5, v1.PersistentVolumeReclaimRetain)}
 		}, func(r *run) { r.st.assets["pv-1"].deleted = true }, []string{StorageLost}},
+		{"bound claim of a volume that is not Bound", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pv.Status.Phase = v1.VolumeReleased
+			return []runtime.Object{pv, pvc}
+		}, nil, []string{HalfBound, PhaseWrong}},
+		{"pending claim of a volume bound to it", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pvc.Status.Phase = v1.ClaimPending
+			return []runtime.Object{pv, pvc}
+		}, nil, []string{HalfBound, PhaseWrong}},
+		{"pending claim naming a volume bound elsewhere", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			other := newClaim("b", "", 1)
+			other.Spec.VolumeName = pv.Name
+			return []runtime.Object{pv, pvc, other}
+		}, nil, nil},
+		{"lost claim of a volume bound to it", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pvc.Status.Phase = v1.ClaimLost
+			return []runtime.Object{pv, pvc}
+		}, nil, []string{HalfBound, PhaseWrong}},
+		{"lost claim of a missing volume", func() []runtime.Object {
+			_, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pvc.Status.Phase = v1.ClaimLost
+			return []runtime.Object{pvc}
+		}, nil, nil},
+		{"claim in an unknown phase", func() []runtime.Object {
+			pvc := newClaim("a", "", 1)
+			pvc.Status.Phase = "Resizing"
+			return []runtime.Object{pvc}
+		}, nil, []string{PhaseWrong}},
+		{"unbound volume not Available", func() []runtime.Object {
+			pv := newVolume("pv-1", "", 1, v1.PersistentVolumeReclaimRetain)
+			pv.Status.Phase = v1.VolumePending
+			return []runtime.Object{pv}
+		}, nil, []string{PhaseWrong}},
+		{"pre-bound volume of a missing claim", func() []runtime.Object {
+			pv := newVolume("pv-1", "", 1, v1.PersistentVolumeReclaimRetain)
+			pv.Spec.ClaimRef = claimRef(newClaim("later", "", 1), false)
+			return []runtime.Object{pv}
+		}, nil, nil},
+		{"provisioned volume unbound", func() []runtime.Object {
+			return []runtime.Object{provisioned(newVolume("pv-1", "fast", 1, v1.PersistentVolumeReclaimDelete))}
+		}, nil, []string{ProvisionedUnsynced}},
+		{"provisioned volume only pre-bound", func() []runtime.Object {
+			pv := provisioned(newVolume("pv-1", "fast", 1, v1.PersistentVolumeReclaimDelete))
+			pv.Spec.ClaimRef = claimRef(newClaim("later", "fast", 1), false)
+			return []runtime.Object{pv}
+		}, nil, []string{ProvisionedUnsynced}},
+		{"provisioned volume of a claim not bound to it", func() []runtime.Object {
+			pv, _ := bound("pv-1", "a", "fast", 1, v1.PersistentVolumeReclaimDelete)
+			return []runtime.Object{provisioned(pv), newClaim("a", "fast", 1)}
+		}, nil, []string{ClaimUnbound, ProvisionedUnsynced}},
+		{"provisioned volume of a gone claim", func() []runtime.Object {
+			pv, _ := bound("pv-1", "gone", "fast", 1, v1.PersistentVolumeReclaimDelete)
+			pv.Status.Phase = v1.VolumeReleased
+			return []runtime.Object{provisioned(pv)}
+		}, nil, []string{ProvisionedUnsynced}},
+		{"released Retain volume not Released", func() []runtime.Object {
+			pv, _ := bound("pv-1", "gone", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pv} // still Bound
+		}, nil, []string{NotReclaimed}},
+		{"released Recycle volume left", func() []runtime.Object {
+			pv, _ := bound("pv-1", "gone", "", 1, v1.PersistentVolumeReclaimRecycle)
+			pv.Status.Phase = v1.VolumeReleased
+			return []runtime.Object{pv}
+		}, nil, []string{NotReclaimed}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,19 +212,38 @@ func TestStorageChecks(t *testing.T) {
 			}
 			r.st.remove(elsewhere) // claim a is bound to pv-1
 		}, nil},
+		{"recycle under a live claim", func(r *run) {
+			r.st.recycle(&instance{}, live)
+		}, []string{ReclaimWhileClaimed}},
+		{"delete while a recycle of it runs", func(r *run) {
+			a := r.st.begin("recycle", recycled)
+			r.st.remove(recycled)
+			r.st.end(a)
+		}, []string{ReclaimedTwice}},
+		{"delete after a delete", func(r *run) {
+			gone, _ := bound("pv-5", "gone5", "", 1, v1.PersistentVolumeReclaimDelete)
+			r.st.remove(gone)
+			r.st.remove(gone)
+		}, nil},
+		{"Binder deletes the volume object of a live claim", func(r *run) {
+			in := &instance{srv: r.srv, st: r.st, vs: r.vs}
+			if err := in.DeleteVolume(context.Background(), "pv-1"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{ReclaimWhileClaimed}},
 		{"recycle twice", func(r *run) {
-			in := &instance{crashed: make(chan struct{})}
+			in := &instance{}
 			r.st.recycle(in, recycled)
 			r.st.recycle(in, recycled)
 		}, []string{ReclaimedTwice}},
 		{"recycle again after a crash", func(r *run) {
-			in := &instance{crashed: make(chan struct{})}
+			in := &instance{}
 			r.st.recycle(in, recycled)
 			in.crash()
 			r.st.recycle(&instance{}, recycled)
 		}, nil},
 		{"Binder deletes a Retain volume object", func(r *run) {
-			in := &instance{srv: r.srv, st: r.st, vs: r.vs, crashed: make(chan struct{})}
+			in := &instance{srv: r.srv, st: r.st, vs: r.vs}
 			if err := in.DeleteVolume(context.Background(), "pv-2"); err != nil {
 				t.Fatal(err)
 			}

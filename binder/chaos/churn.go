@@ -37,7 +37,6 @@ func (r *run) churn() error {
 		}
 		pv := vols[r.rng.IntN(len(vols))]
 		delete(r.retained, pv.Name)
-		r.userDeleted[pv.Name] = true
 		// Faults meant for the Binder hit this delete too: retry it as
 		// a user would.
 		for range 100 {

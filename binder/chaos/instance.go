@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -26,9 +28,8 @@ type instance struct {
 	crashAt int64
 	applied bool
 
-	calls   atomic.Int64
-	dead    atomic.Bool
-	crashed chan struct{} // closed when the instance crashes
+	calls atomic.Int64
+	dead  atomic.Bool
 
 	b         *binder.Binder
 	informers []toolscache.SharedIndexInformer
@@ -54,29 +55,30 @@ func (in *instance) call(do func() error) error {
 	return do()
 }
 
-func (in *instance) crash() {
-	if !in.dead.Swap(true) {
-		close(in.crashed)
-	}
-}
+func (in *instance) crash() { in.dead.Store(true) }
 
 func (in *instance) isDead() bool { return in.dead.Load() }
 
 // The binder.API of the instance.
 
-func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.CreateVolume(ctx, pv); return err })
+// write runs do(ctx, obj), a create or update, as one of the instance's
+// write points (call) and returns its answer.
+func write[T any](ctx context.Context, in *instance, obj T, do func(context.Context, T) (T, error)) (T, error) {
+	var out T
+	err := in.call(func() (err error) { out, err = do(ctx, obj); return err })
 	return out, err
 }
 
-func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateVolume(ctx, pv); return err })
-	return out, err
+func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.CreateVolume)
 }
 
-func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (out *v1.PersistentVolume, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateVolumeStatus(ctx, pv); return err })
-	return out, err
+func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.UpdateVolume)
+}
+
+func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return write(ctx, in, pv, in.srv.UpdateVolumeStatus)
 }
 
 func (in *instance) DeleteVolume(ctx context.Context, name string) error {
@@ -101,14 +103,12 @@ func (in *instance) GetVolume(ctx context.Context, name string) (*v1.PersistentV
 	return in.srv.GetVolume(ctx, name)
 }
 
-func (in *instance) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateClaim(ctx, pvc); return err })
-	return out, err
+func (in *instance) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	return write(ctx, in, pvc, in.srv.UpdateClaim)
 }
 
-func (in *instance) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (out *v1.PersistentVolumeClaim, err error) {
-	err = in.call(func() error { out, err = in.srv.UpdateClaimStatus(ctx, pvc); return err })
-	return out, err
+func (in *instance) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	return write(ctx, in, pvc, in.srv.UpdateClaimStatus)
 }
 
 func (in *instance) GetClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
@@ -146,7 +146,7 @@ func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeCloc
 	}
 	type source struct {
 		kind bindertest.Kind
-		obj  runtimeObject
+		obj  runtime.Object
 	}
 	sources := []source{{bindertest.KindStorageClass, &storagev1.StorageClass{}},
 		{bindertest.KindVolume, &v1.PersistentVolume{}}, {bindertest.KindClaim, &v1.PersistentVolumeClaim{}}}
@@ -205,13 +205,13 @@ func (in *instance) caughtUp() bool {
 			return false
 		}
 		for _, o := range want {
-			m := o.(metaObject)
+			m := o.(metav1.Object)
 			key := m.GetName()
 			if m.GetNamespace() != "" {
 				key = m.GetNamespace() + "/" + key
 			}
 			got, ok, _ := store.GetByKey(key)
-			if !ok || got.(metaObject).GetResourceVersion() != m.GetResourceVersion() {
+			if !ok || got.(metav1.Object).GetResourceVersion() != m.GetResourceVersion() {
 				return false
 			}
 		}

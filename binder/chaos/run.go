@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ type Result struct {
 	// Instances is the number of Binders started (crash restarts and
 	// overlaps add to the first).
 	Instances int
+	// Crashed reports whether a Binder crashed (at Case.CrashAt): false
+	// when the first one made fewer calls.
+	Crashed bool
 	// State describes every volume and claim at the end, one line each.
 	State []string
 	// RepairedByRestart is set when every violation was of the settled
@@ -38,9 +42,9 @@ type Result struct {
 // Failed reports whether the run broke an invariant.
 func (r Result) Failed() bool { return len(r.Violations) > 0 }
 
-// Classes returns the distinct invariants broken, in order of first
-// appearance.
-func (r Result) Classes() []string {
+// Invariants returns the names of the distinct invariants broken, in
+// order of first appearance.
+func (r Result) Invariants() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, v := range r.Violations {
@@ -62,15 +66,13 @@ type run struct {
 	st   *storage
 	vs   *violations
 	live []*instance
-	// started counts instances.
-	started int
+	// started are the instances started, in order.
+	started []*instance
 	// retained are the Retain volumes that must exist at the end; the
 	// driver removes the ones it deletes itself.
 	retained map[string]bool
-	// userDeleted are the volumes the driver deleted.
-	userDeleted map[string]bool
-	created     int
-	undo        []func()
+	created  int
+	undo     []func()
 }
 
 // Run executes c and checks the invariants once it has settled. It
@@ -85,7 +87,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	ctx = klog.NewContext(ctx, klog.Background().V(10).WithSink(nil))
 	r := &run{ctx: ctx, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed)),
 		fc: testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)), vs: &violations{},
-		retained: map[string]bool{}, userDeleted: map[string]bool{}}
+		retained: map[string]bool{}}
 	opts := []bindertest.Option{bindertest.WithClock(r.fc), bindertest.WithSeed(c.Seed)}
 	if c.Async {
 		opts = append(opts, bindertest.WithAsyncEvents())
@@ -145,7 +147,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	}
 	st := r.srv.Stats()
 	return Result{Case: c, Violations: r.vs.all(), Writes: st.TotalWrites(), Faults: st.Faults,
-		Conflicts: st.Conflicts, Instances: r.started, State: r.state(), RepairedByRestart: repaired}, nil
+		Conflicts: st.Conflicts, Instances: len(r.started), Crashed: r.crashed(), State: r.state(), RepairedByRestart: repaired}, nil
 }
 
 // addedVolume records a volume the driver creates or seeds.
@@ -160,14 +162,18 @@ func (r *run) addedVolume(pv *v1.PersistentVolume) {
 
 // startInstance starts a Binder.
 func (r *run) startInstance(crashAt int64, applied bool) error {
-	r.started++
-	in := &instance{id: r.started, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied,
-		crashed: make(chan struct{})}
+	in := &instance{id: len(r.started) + 1, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied}
 	if err := in.start(r.ctx, r.c, r.fc); err != nil {
 		return fmt.Errorf("chaos: start Binder %d: %w", in.id, err)
 	}
+	r.started = append(r.started, in)
 	r.live = append(r.live, in)
 	return nil
+}
+
+// crashed reports whether an instance crashed.
+func (r *run) crashed() bool {
+	return slices.ContainsFunc(r.started, (*instance).isDead)
 }
 
 // restartCrashed replaces crashed instances by new ones.
@@ -337,20 +343,14 @@ func (r *run) settle() (bool, error) {
 // caughtUp waits briefly for every live instance's informers to hold what
 // the Server holds.
 func (r *run) caughtUp() bool {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		ok := true
+	return wait.PollUntilContextTimeout(r.ctx, time.Millisecond, 2*time.Second, true, func(context.Context) (bool, error) {
 		for _, in := range r.live {
-			ok = ok && in.caughtUp()
+			if !in.caughtUp() {
+				return false, nil
+			}
 		}
-		if ok {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		r.quiesce(time.Millisecond)
-	}
+		return true, nil
+	}) == nil
 }
 
 // busyReport says what kept a run from settling.

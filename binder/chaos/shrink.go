@@ -23,7 +23,7 @@ func Shrink(ctx context.Context, c Case, res Result) (Case, Result) {
 
 // shrink is Shrink with the function that runs a case.
 func shrink(ctx context.Context, c Case, res Result, run func(context.Context, Case) (Result, error), budget int) (Case, Result) {
-	want := res.Classes()
+	want := res.Invariants()
 	runs := 0
 	fails := func(cand Case) (Result, bool) {
 		for range shrinkAttempts {
@@ -34,7 +34,7 @@ func shrink(ctx context.Context, c Case, res Result, run func(context.Context, C
 			if err != nil {
 				return r, false
 			}
-			for _, inv := range r.Classes() {
+			for _, inv := range r.Invariants() {
 				if slices.Contains(want, inv) {
 					return r, true
 				}

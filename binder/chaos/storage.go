@@ -21,9 +21,9 @@ var errCrashed = errors.New("chaos: this Binder instance has crashed")
 
 // asset is one piece of storage.
 type asset struct {
-	policy      v1.PersistentVolumeReclaimPolicy
-	provisioned bool
-	// provisionedBy is the instance that provisioned it last.
+	policy v1.PersistentVolumeReclaimPolicy
+	// provisionedBy is the instance that provisioned it last; nil for
+	// the storage of a static volume.
 	provisionedBy *instance
 	deleted       bool
 	// busy counts Delete and Recycle calls running on it.
@@ -101,7 +101,7 @@ func (st *storage) provision(inst *instance, req *binder.ProvisionRequest) *v1.P
 	st.mu.Lock()
 	a := st.assets[req.VolumeName]
 	if a == nil || a.deleted {
-		a = &asset{policy: req.ReclaimPolicy, provisioned: true}
+		a = &asset{policy: req.ReclaimPolicy}
 		st.assets[req.VolumeName] = a
 	}
 	a.provisionedBy = inst
