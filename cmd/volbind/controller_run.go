@@ -173,6 +173,12 @@ func (c *controller) elect(ctx context.Context) error {
 			err = errLeadershipLost
 		}
 	case <-elected:
+		// The elector returns before ctx is done only after it led and
+		// lost the Lease: it may do so before the Binder's handover above
+		// was read.
+		if ctx.Err() == nil {
+			err = errLeadershipLost
+		}
 	}
 	stopElection() // releases the Lease
 	<-elected

@@ -48,7 +48,7 @@ func hostPathVolume(name string, policy v1.PersistentVolumeReclaimPolicy, phase 
 
 func fakeCluster() *fake.Clientset {
 	class := ""
-	return fake.NewClientset(
+	return newFakeClientset(
 		hostPathVolume("pv-1", v1.PersistentVolumeReclaimRetain, v1.VolumeAvailable),
 		&v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claim-1", UID: "uid-1", ResourceVersion: "1"},
@@ -279,7 +279,7 @@ func TestControllerBadLeaderElectionConfig(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	o := testControllerOptions(true)
 	o.RenewDeadline = o.LeaseDuration // parseControllerFlags refuses this; controllerMain must too
-	err := controllerMain(t.Context(), fake.NewClientset(), o, prometheus.NewRegistry(), nil)
+	err := controllerMain(t.Context(), newFakeClientset(), o, prometheus.NewRegistry(), nil)
 	if err == nil || !strings.Contains(err.Error(), "leader election") {
 		t.Errorf("controllerMain = %v, want a leader election error", err)
 	}
@@ -292,7 +292,7 @@ func TestControllerWithoutRecycler(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	pv := hostPathVolume("pv-released", v1.PersistentVolumeReclaimRecycle, v1.VolumeBound)
 	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "gone", UID: "uid-gone"}
-	cs := fake.NewClientset(pv)
+	cs := newFakeClientset(pv)
 	o := testControllerOptions(false)
 	o.Recycler = false
 	_, cancel, done := startController(t, cs, o)
