@@ -36,26 +36,7 @@ go build -o "$tools/volbind" ./cmd/volbind
 
 dir=""
 rows=$tools/rows
-stop_cluster() {
-	if [ -n "$dir" ]; then
-		"$here/cluster-down.sh" "$dir" >&2 || true
-		dir=""
-	fi
-}
-trap 'stop_cluster; rm -rf "$tools"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# wait_http URL PID: waits up to 60 s for URL to answer 200 while PID lives.
-wait_http() {
-	for _ in $(seq 1 600); do
-		curl -kfsS -o /dev/null "$1" 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.1
-	done
-	log "no answer from $1"
-	return 1
-}
+cleanup_on_exit "$tools"
 
 for b in $binders; do
 	for l in $limits; do
@@ -83,7 +64,7 @@ for b in $binders; do
 						${VOLBIND_FLAGS:-} </dev/null >"$dir/volbind.log" 2>&1 &
 					pid=$!
 					echo "$pid" >"$dir/volbind.pid"
-					wait_http "https://127.0.0.1:$port/readyz" "$pid"
+					wait_https "https://127.0.0.1:$port/readyz" "$pid"
 					name="volbind controller"
 					;;
 				*) log "unknown binder $b (want kcm or volbind)"; exit 2 ;;

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,9 +15,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
-
-// processRegistryTested is set by the first run of TestProcessRegistry.
-var processRegistryTested atomic.Bool
 
 // gather returns the text exposition of reg.
 func gather(t *testing.T, reg prometheus.Gatherer) string {
@@ -36,18 +32,14 @@ func gather(t *testing.T, reg prometheus.Gatherer) string {
 	return b.String()
 }
 
-// TestProcessRegistry checks that the registry of the program gets
-// client-go's REST client metrics and leader-election metrics. It is the
-// only test that registers them: client-go keeps the first adapters of the
-// process.
-func TestProcessRegistry(t *testing.T) {
-	if !processRegistryTested.CompareAndSwap(false, true) {
-		t.Skip("client-go kept the adapters of this test's first run (-count > 1)")
-	}
-	reg, err := newProcessRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestMetricsGatherer checks that /metrics gets client-go's REST client
+// and leader-election metrics with kube-controller-manager's names and
+// labels, the Go and process metrics, and the metrics of the controller's
+// own registry.
+func TestMetricsGatherer(t *testing.T) {
+	own := prometheus.NewRegistry()
+	own.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "volbind_test_own_total", Help: "A metric of the controller's registry."}))
+	reg := metricsGatherer(own)
 	// One real request, to the reviewer's server (404 for a pod).
 	cs, _ := reviewer(t)
 	_, _ = cs.CoreV1().Pods("default").Get(t.Context(), "p", metav1.GetOptions{})
@@ -72,17 +64,14 @@ func TestProcessRegistry(t *testing.T) {
 	cancel()
 	<-done
 
-	for _, want := range []string{
-		`rest_client_requests_total{code="404",host="` + hostOf(t, cs) + `",method="GET"} 1`,
+	wantContains(t, "metrics", text,
+		`rest_client_requests_total{code="404",host="`+hostOf(t, cs)+`",method="GET"} 1`,
 		`rest_client_request_duration_seconds_bucket{host=`,
 		`rest_client_rate_limiter_duration_seconds_count{host=`,
+		`rest_client_request_size_bytes_count{host=`,
 		`leader_election_master_status{name="metrics-test"} 1`,
-		"go_goroutines", "process_",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("metrics do not contain %q:\n%s", want, text)
-		}
-	}
+		"go_goroutines", "process_", "volbind_test_own_total 0",
+	)
 }
 
 // hostOf returns the server URL of cs.

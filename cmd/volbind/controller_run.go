@@ -71,8 +71,8 @@ func (c *controller) setState(s controllerState) { c.state.Store(int32(s)) }
 const leaderHealthGrace = 20 * time.Second
 
 // controllerMain runs the Binder on cs until ctx is done or the Lease is
-// lost, with its metrics on reg. It serves metrics and health on srv when
-// srv is not nil, and returns after every goroutine it started has exited.
+// lost, with its metrics on reg. It serves metrics (reg's and client-go's,
+// see metricsGatherer) and health on srv when srv is not nil, and returns after every goroutine it started has exited.
 func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOptions, reg *prometheus.Registry, srv *serving) error {
 	c := &controller{cs: cs, o: o, reg: reg}
 	c.leader = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -90,7 +90,7 @@ func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOp
 	// (cancel) before they are waited for.
 	ctx, cancel := context.WithCancel(ctx)
 	if srv != nil {
-		stopped, err := srv.serve(ctx, srv.handler(c.reg, healthChecks{election: c.watchdog, ready: healthz.NamedCheck("binder", c.readyCheck)}))
+		stopped, err := srv.serve(ctx, srv.handler(metricsGatherer(c.reg), healthChecks{election: c.watchdog, ready: healthz.NamedCheck("binder", c.readyCheck)}))
 		if err != nil {
 			cancel()
 			return err
@@ -173,6 +173,12 @@ func (c *controller) elect(ctx context.Context) error {
 			err = errLeadershipLost
 		}
 	case <-elected:
+		// The elector returns before ctx is done only after it led and
+		// lost the Lease: it may do so before the Binder's handover above
+		// was read.
+		if ctx.Err() == nil {
+			err = errLeadershipLost
+		}
 	}
 	stopElection() // releases the Lease
 	<-elected

@@ -32,19 +32,24 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return httpsGetAs(t, url, scraperToken)
 }
 
+// hostPathVolume returns a 1Gi ReadWriteOnce volume in phase.
+func hostPathVolume(name string, policy v1.PersistentVolumeReclaimPolicy, phase v1.PersistentVolumePhase) *v1.PersistentVolume {
+	return &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: policy,
+			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/" + name}},
+		},
+		Status: v1.PersistentVolumeStatus{Phase: phase},
+	}
+}
+
 func fakeCluster() *fake.Clientset {
 	class := ""
-	return fake.NewClientset(
-		&v1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: "pv-1", ResourceVersion: "1"},
-			Spec: v1.PersistentVolumeSpec{
-				Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
-				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
-				PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/pv-1"}},
-			},
-			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
-		},
+	return newFakeClientset(
+		hostPathVolume("pv-1", v1.PersistentVolumeReclaimRetain, v1.VolumeAvailable),
 		&v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claim-1", UID: "uid-1", ResourceVersion: "1"},
 			Spec: v1.PersistentVolumeClaimSpec{
@@ -274,7 +279,7 @@ func TestControllerBadLeaderElectionConfig(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
 	o := testControllerOptions(true)
 	o.RenewDeadline = o.LeaseDuration // parseControllerFlags refuses this; controllerMain must too
-	err := controllerMain(t.Context(), fake.NewClientset(), o, prometheus.NewRegistry(), nil)
+	err := controllerMain(t.Context(), newFakeClientset(), o, prometheus.NewRegistry(), nil)
 	if err == nil || !strings.Contains(err.Error(), "leader election") {
 		t.Errorf("controllerMain = %v, want a leader election error", err)
 	}
@@ -285,18 +290,9 @@ func TestControllerBadLeaderElectionConfig(t *testing.T) {
 // pod is touched (the no-recycler RBAC grants none).
 func TestControllerWithoutRecycler(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the cleanups registered later
-	pv := &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "pv-released", ResourceVersion: "1"},
-		Spec: v1.PersistentVolumeSpec{
-			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
-			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRecycle,
-			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/pv-released"}},
-			ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "gone", UID: "uid-gone"},
-		},
-		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
-	}
-	cs := fake.NewClientset(pv)
+	pv := hostPathVolume("pv-released", v1.PersistentVolumeReclaimRecycle, v1.VolumeBound)
+	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "gone", UID: "uid-gone"}
+	cs := newFakeClientset(pv)
 	o := testControllerOptions(false)
 	o.Recycler = false
 	_, cancel, done := startController(t, cs, o)

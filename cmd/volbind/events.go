@@ -75,16 +75,8 @@ func (l *eventLog) counts() map[string]int {
 	return maps.Clone(l.byReason)
 }
 
-// lastFor returns the last event about a claim.
-func (l *eventLog) lastFor(pvc *v1.PersistentVolumeClaim) (recordedEvent, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, ok := l.last["PersistentVolumeClaim/"+pvc.Namespace+"/"+pvc.Name]
-	return e, ok
-}
-
-// lastOf returns the last event about any object.
-func (l *eventLog) lastOf(obj runtime.Object) (recordedEvent, bool) {
+// lastFor returns the last event about a volume or claim.
+func (l *eventLog) lastFor(obj runtime.Object) (recordedEvent, bool) {
 	key := eventKey(obj)
 	l.mu.Lock()
 	defer l.mu.Unlock()

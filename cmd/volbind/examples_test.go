@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -78,28 +75,28 @@ func buildExample(t *testing.T, dir string) []runtime.Object {
 }
 
 // decodeFile decodes every document of a YAML file strictly with
-// client-go's scheme.
+// client-go's scheme, as "volbind simulate -f" reads manifests.
 func decodeFile(t *testing.T, path string) []runtime.Object {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	defer f.Close()
+	next := documents(f)
 	var objs []runtime.Object
 	for {
-		doc, err := r.Read()
-		if err == io.EOF {
+		doc, err := next()
+		if errors.Is(err, io.EOF) {
 			return objs
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if len(bytes.TrimSpace(doc)) == 0 {
+		if isEmptyDocument(doc) {
 			continue
 		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
+		obj, _, err := strictDecoder.Decode(doc, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -118,8 +115,6 @@ func deployment(t *testing.T, objs []runtime.Object) *appsv1.Deployment {
 	return nil
 }
 
-// podRules returns the rules on pods of the example's Roles and
-// ClusterRoles.
 // podRules returns the rules that grant more on pods than the Binder's pod
 // informer needs (list, watch): the recycler's.
 func podRules(objs []runtime.Object) []rbacv1.PolicyRule {
@@ -142,6 +137,18 @@ func podRules(objs []runtime.Object) []rbacv1.PolicyRule {
 	return rules
 }
 
+// selects reports whether sel is a non-empty selector that matches a pod
+// with the labels podLabels.
+func selects(t *testing.T, sel *metav1.LabelSelector, podLabels map[string]string) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Errorf("selector %v: %v", sel, err)
+		return false
+	}
+	return !s.Empty() && s.Matches(labels.Set(podLabels))
+}
+
 // TestControllerExamples checks the shipped deployment: its objects
 // decode strictly, the Deployment's arguments are valid flags of the
 // program, it runs two replicas with leader election, probes the HTTPS
@@ -157,50 +164,52 @@ func TestControllerExamples(t *testing.T) {
 		{dir: examplesDir, wantRecycler: true},
 		{dir: filepath.Join(examplesDir, "no-recycler"), wantRecycler: false},
 	} {
-		objs := buildExample(t, tc.dir)
-		d := deployment(t, objs)
-		c := d.Spec.Template.Spec.Containers[0]
-		if c.Args[0] != "controller" {
-			t.Fatalf("%s: args %q, want the controller command first", tc.dir, c.Args)
-		}
-		o, err := parseControllerFlags(c.Args[1:], io.Discard)
-		if err != nil {
-			t.Fatalf("%s: the Deployment's arguments: %v", tc.dir, err)
-		}
-		if o.Recycler != tc.wantRecycler || !o.LeaderElect || *d.Spec.Replicas != 2 {
-			t.Errorf("%s: recycler %v, leader election %v, %d replicas; want %v, true, 2", tc.dir, o.Recycler, o.LeaderElect, *d.Spec.Replicas, tc.wantRecycler)
-		}
-		if got := len(podRules(objs)) > 0; got != tc.wantRecycler {
-			t.Errorf("%s: pod rules %v, want them only with the recycler", tc.dir, podRules(objs))
-		}
-		port := c.Ports[0].ContainerPort
-		if int(port) != o.SecureServing.BindPort {
-			t.Errorf("%s: container port %d, serving on %d", tc.dir, port, o.SecureServing.BindPort)
-		}
-		for _, p := range []struct {
-			name string
-			path string
-			got  string
-		}{
-			{"liveness", "/livez", c.LivenessProbe.HTTPGet.Path},
-			{"readiness", "/readyz", c.ReadinessProbe.HTTPGet.Path},
-		} {
-			if p.got != p.path || !slices.Contains(o.Authorization.AlwaysAllowPaths, p.path) {
-				t.Errorf("%s: %s probe on %s; want %s, which anonymous callers may get", tc.dir, p.name, p.got, p.path)
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			t.Parallel()
+			objs := buildExample(t, tc.dir)
+			d := deployment(t, objs)
+			c := d.Spec.Template.Spec.Containers[0]
+			if c.Args[0] != "controller" {
+				t.Fatalf("%s: args %q, want the controller command first", tc.dir, c.Args)
 			}
-		}
-		if c.LivenessProbe.HTTPGet.Scheme != "HTTPS" || c.ReadinessProbe.HTTPGet.Scheme != "HTTPS" {
-			t.Errorf("%s: probes over %s and %s, want HTTPS", tc.dir, c.LivenessProbe.HTTPGet.Scheme, c.ReadinessProbe.HTTPGet.Scheme)
-		}
-		var pdb *policyv1.PodDisruptionBudget
-		for _, obj := range objs {
-			if p, ok := obj.(*policyv1.PodDisruptionBudget); ok {
-				pdb = p
+			o, err := parseControllerFlags(c.Args[1:], io.Discard)
+			if err != nil {
+				t.Fatalf("%s: the Deployment's arguments: %v", tc.dir, err)
 			}
-		}
-		if pdb == nil || pdb.Spec.MinAvailable.IntValue() != 1 ||
-			!strings.EqualFold(pdb.Spec.Selector.MatchLabels["app.kubernetes.io/name"], d.Spec.Template.Labels["app.kubernetes.io/name"]) {
-			t.Errorf("%s: PodDisruptionBudget %+v, want minAvailable 1 for the Deployment's pods", tc.dir, pdb)
-		}
+			if o.Recycler != tc.wantRecycler || !o.LeaderElect || *d.Spec.Replicas != 2 {
+				t.Errorf("%s: recycler %v, leader election %v, %d replicas; want %v, true, 2", tc.dir, o.Recycler, o.LeaderElect, *d.Spec.Replicas, tc.wantRecycler)
+			}
+			if got := len(podRules(objs)) > 0; got != tc.wantRecycler {
+				t.Errorf("%s: pod rules %v, want them only with the recycler", tc.dir, podRules(objs))
+			}
+			port := c.Ports[0].ContainerPort
+			if int(port) != o.SecureServing.BindPort {
+				t.Errorf("%s: container port %d, serving on %d", tc.dir, port, o.SecureServing.BindPort)
+			}
+			for _, p := range []struct {
+				name string
+				path string
+				got  string
+			}{
+				{"liveness", "/livez", c.LivenessProbe.HTTPGet.Path},
+				{"readiness", "/readyz", c.ReadinessProbe.HTTPGet.Path},
+			} {
+				if p.got != p.path || !slices.Contains(o.Authorization.AlwaysAllowPaths, p.path) {
+					t.Errorf("%s: %s probe on %s; want %s, which anonymous callers may get", tc.dir, p.name, p.got, p.path)
+				}
+			}
+			if c.LivenessProbe.HTTPGet.Scheme != "HTTPS" || c.ReadinessProbe.HTTPGet.Scheme != "HTTPS" {
+				t.Errorf("%s: probes over %s and %s, want HTTPS", tc.dir, c.LivenessProbe.HTTPGet.Scheme, c.ReadinessProbe.HTTPGet.Scheme)
+			}
+			var pdb *policyv1.PodDisruptionBudget
+			for _, obj := range objs {
+				if p, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+					pdb = p
+				}
+			}
+			if pdb == nil || pdb.Spec.MinAvailable.IntValue() != 1 || !selects(t, pdb.Spec.Selector, d.Spec.Template.Labels) {
+				t.Errorf("%s: PodDisruptionBudget %+v, want minAvailable 1 for the Deployment's pods", tc.dir, pdb)
+			}
+		})
 	}
 }

@@ -13,16 +13,20 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 )
 
-// fakeHolder is a leaseHolder whose Lease was renewed age ago.
+// fakeLeaseDuration is the lease duration of the fakeHolder's Lease.
+const fakeLeaseDuration = 15 * time.Second
+
+// fakeHolder is a leaseHolder whose Lease of fakeLeaseDuration was
+// renewed age ago, as the elector's Check sees it.
 type fakeHolder struct {
-	leader        bool
-	age, duration time.Duration
+	leader bool
+	age    time.Duration
 }
 
 func (h fakeHolder) IsLeader() bool { return h.leader }
 
 func (h fakeHolder) Check(tolerance time.Duration) error {
-	if h.leader && h.age > h.duration+tolerance {
+	if h.leader && h.age > fakeLeaseDuration+tolerance {
 		return errors.New("failed election to renew leadership")
 	}
 	return nil
@@ -35,15 +39,15 @@ func TestLeaseFence(t *testing.T) {
 		holder  fakeHolder
 		wantErr bool
 	}{
-		{name: "just renewed", holder: fakeHolder{leader: true, age: time.Second, duration: 15 * time.Second}},
-		{name: "renewed within the deadline", holder: fakeHolder{leader: true, age: 10 * time.Second, duration: 15 * time.Second}},
-		{name: "about to expire", holder: fakeHolder{leader: true, age: 11 * time.Second, duration: 15 * time.Second}, wantErr: true},
-		{name: "expired", holder: fakeHolder{leader: true, age: 20 * time.Second, duration: 15 * time.Second}, wantErr: true},
-		{name: "not the leader", holder: fakeHolder{age: time.Second, duration: 15 * time.Second}, wantErr: true},
+		{name: "just renewed", holder: fakeHolder{leader: true, age: time.Second}},
+		{name: "renewed within the deadline", holder: fakeHolder{leader: true, age: 10 * time.Second}},
+		{name: "about to expire", holder: fakeHolder{leader: true, age: 11 * time.Second}, wantErr: true},
+		{name: "expired", holder: fakeHolder{leader: true, age: 20 * time.Second}, wantErr: true},
+		{name: "not the leader", holder: fakeHolder{age: time.Second}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := newLeaseFence(tc.holder, 15*time.Second, 10*time.Second).Allow(t.Context())
+			err := newLeaseFence(tc.holder, fakeLeaseDuration, 10*time.Second).Allow(t.Context())
 			if (err != nil) != tc.wantErr {
 				t.Errorf("Allow = %v, want error %v", err, tc.wantErr)
 			}

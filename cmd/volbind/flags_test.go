@@ -72,14 +72,8 @@ func TestParseSimulateFlags(t *testing.T) {
 			t.Parallel()
 			var stderr bytes.Buffer
 			got, err := parseSimulateFlags(tc.args, &stderr)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("parseSimulateFlags(%q) error = %v, want one containing %q", tc.args, err, tc.wantErr)
-				}
+			if !parsed(t, "parseSimulateFlags", tc.args, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("parseSimulateFlags(%q): %v", tc.args, err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("parseSimulateFlags(%q) (-want +got):\n%s", tc.args, diff)
@@ -94,11 +88,7 @@ func TestParseSimulateFlagsHelp(t *testing.T) {
 	if _, err := parseSimulateFlags([]string{"-h"}, &stderr); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("parseSimulateFlags(-h) = %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"usage: volbind simulate", "-conflict-rate", "-f value"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("help = %q, want it to contain %q", stderr.String(), want)
-		}
-	}
+	wantContains(t, "help", stderr.String(), "usage: volbind simulate", "-conflict-rate", "-f value")
 }
 
 func TestRun(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 )
 
@@ -28,10 +29,7 @@ type header struct {
 }
 
 func (h header) name() string {
-	if h.Metadata.Namespace != "" {
-		return h.Metadata.Namespace + "/" + h.Metadata.Name
-	}
-	return h.Metadata.Name
+	return cache.NewObjectName(h.Metadata.Namespace, h.Metadata.Name).String()
 }
 
 // readHeader checks that data (YAML or JSON) is an object and reads its
@@ -108,24 +106,29 @@ func (l *loadedObjects) addObject(obj runtime.Object, gvk *schema.GroupVersionKi
 	case *v1.PersistentVolume:
 		return l.add(at, "PersistentVolume", o, func() { l.Volumes = append(l.Volumes, o) })
 	case *v1.PersistentVolumeClaim:
-		if o.Namespace == "" {
-			o.Namespace = metav1.NamespaceDefault
-		}
+		defaultNamespace(o)
 		return l.add(at, "PersistentVolumeClaim", o, func() { l.Claims = append(l.Claims, o) })
 	case *storagev1.StorageClass:
 		return l.add(at, "StorageClass", o, func() { l.Classes = append(l.Classes, o) })
 	case *v1.Node:
 		return l.add(at, "Node", o, func() { l.Nodes = append(l.Nodes, o) })
 	case *v1.Pod:
-		if o.Namespace == "" {
-			o.Namespace = metav1.NamespaceDefault
-		}
+		defaultNamespace(o)
 		return l.add(at, "Pod", o, func() { l.Pods = append(l.Pods, o) })
 	case *v1.List, *v1.PersistentVolumeList, *v1.PersistentVolumeClaimList, *storagev1.StorageClassList, *v1.NodeList, *v1.PodList:
 		return l.addList(obj, gvk, h, at)
 	}
 	l.Warnings = append(l.Warnings, fmt.Sprintf("%s: skipped: kind %s is not used by volbind", at, gvk.Kind))
 	return nil
+}
+
+// defaultNamespace puts a namespaced object without a namespace in
+// "default", the namespace kubectl uses when neither the object nor the
+// context names one.
+func defaultNamespace(o metav1.Object) {
+	if o.GetNamespace() == "" {
+		o.SetNamespace(metav1.NamespaceDefault)
+	}
 }
 
 // addList adds the items of a list document; items of a List within a
@@ -164,10 +167,7 @@ func (l *loadedObjects) addList(obj runtime.Object, gvk *schema.GroupVersionKind
 // add records an object under its kind and key and runs store, or fails
 // when the same object was loaded before.
 func (l *loadedObjects) add(at location, kind string, o metav1.Object, store func()) error {
-	name := o.GetName()
-	if o.GetNamespace() != "" {
-		name = o.GetNamespace() + "/" + name
-	}
+	name := cache.MetaObjectToName(o).String()
 	key := kind + " " + name
 	if prev, ok := l.seen[key]; ok {
 		return at.errorf(kind, name, fmt.Errorf("the same object is defined in %s", prev))

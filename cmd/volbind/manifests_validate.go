@@ -8,6 +8,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -57,10 +58,7 @@ func (l *loadedObjects) where(obj runtime.Object) string {
 	if err != nil {
 		return "?"
 	}
-	name := m.GetName()
-	if m.GetNamespace() != "" {
-		name = m.GetNamespace() + "/" + name
-	}
+	name := cache.MetaObjectToName(m).String()
 	if at, ok := l.seen[kindName(obj)+" "+name]; ok {
 		return at
 	}

@@ -114,7 +114,7 @@ func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[
 		return reasonNoEvent, fmt.Sprintf("the requested volume %q does not exist", pvc.Spec.VolumeName)
 	case class != "" && !classes[class]:
 		return reasonClassNotFound, fmt.Sprintf("storage class %q does not exist", class)
-	case volume.GetPersistentVolumeClaimClass(pvc) != "":
+	case class != "":
 		return reasonNoEvent, "no volume matches; a claim of a storage class is left to dynamic provisioning (simulate registers no provisioner)"
 	}
 	return reasonNoEvent, "the Binder emitted no event about this claim"

@@ -21,7 +21,7 @@ type objectState struct {
 func volumeState(pv *v1.PersistentVolume, events *eventLog) objectState {
 	s := objectState{Kind: "PersistentVolume", Name: pv.Name, Phase: string(pv.Status.Phase), Reason: reasonNoEvent,
 		Message: "the Binder emitted no event about this volume"}
-	if e, ok := events.lastOf(pv); ok {
+	if e, ok := events.lastFor(pv); ok {
 		s.Reason, s.Message = e.Reason, e.Message
 	} else if pv.Status.Message != "" {
 		s.Reason, s.Message = pv.Status.Reason, pv.Status.Message

@@ -223,11 +223,7 @@ func TestSimulateCommand(t *testing.T) {
 			name: "text report with progress",
 			args: []string{"-volumes", "20", "-claims", "20", "-o", "text", "-progress", "always"},
 			check: func(t *testing.T, stdout, stderr string) {
-				for _, want := range []string{"claims:", "API writes:", "created → Bound:", "invariants:        ok"} {
-					if !strings.Contains(stdout, want) {
-						t.Errorf("text report misses %q:\n%s", want, stdout)
-					}
-				}
+				wantContains(t, "text report", stdout, "claims:", "API writes:", "created → Bound:", "invariants:        ok")
 				if !strings.Contains(stderr, "\rbound 20/20 claims in") {
 					t.Errorf("stderr = %q, want the final progress line", stderr)
 				}
