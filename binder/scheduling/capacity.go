@@ -80,7 +80,7 @@ func (s *StorageCapacity) Lookup(ctx context.Context, class *storagev1.StorageCl
 		if c.StorageClassName != class.Name {
 			continue
 		}
-		if limit := VolumeLimit(c); limit == nil || limit.Value() < size {
+		if limit := volumeLimit(c); limit == nil || limit.Value() < size {
 			continue
 		}
 		if reachable(logger, c, node) {
@@ -92,9 +92,9 @@ func (s *StorageCapacity) Lookup(ctx context.Context, class *storagev1.StorageCl
 	return false, nil, nil
 }
 
-// VolumeLimit is the largest volume c admits: its maximumVolumeSize when
+// volumeLimit is the largest volume c admits: its maximumVolumeSize when
 // set, else its capacity; nil when neither is set.
-func VolumeLimit(c *storagev1.CSIStorageCapacity) *resource.Quantity {
+func volumeLimit(c *storagev1.CSIStorageCapacity) *resource.Quantity {
 	if c.MaximumVolumeSize != nil {
 		return c.MaximumVolumeSize
 	}
