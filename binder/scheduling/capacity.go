@@ -104,11 +104,29 @@ func volumeLimit(c *storagev1.CSIStorageCapacity) *resource.Quantity {
 // reachable reports whether c's nodeTopology selects node. An object
 // without topology reaches no node; an invalid selector is logged and
 // reaches no node.
+//
+// A topology of matchLabels only (what external-provisioner writes) is
+// compared with the node's labels directly: Filter checks every object of
+// the class for every node, and building a selector per object made a
+// Lookup among 5,000 objects take 11.6-28.6 ms and 27,600 allocations,
+// against 1.1-3.6 ms and 18 allocations compared directly
+// (BenchmarkStorageCapacityLookup, 2 cores, loaded). The API server
+// validates nodeTopology and node labels, so no valid node matches an
+// invalid matchLabels either way.
 func reachable(logger klog.Logger, c *storagev1.CSIStorageCapacity, node *v1.Node) bool {
-	if c.NodeTopology == nil {
+	t := c.NodeTopology
+	if t == nil {
 		return false
 	}
-	sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
+	if len(t.MatchExpressions) == 0 {
+		for k, want := range t.MatchLabels {
+			if got, ok := node.Labels[k]; !ok || got != want {
+				return false
+			}
+		}
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(t)
 	if err != nil {
 		logger.Error(err, "Invalid nodeTopology of CSIStorageCapacity", "csiStorageCapacity", klog.KObj(c))
 		return false

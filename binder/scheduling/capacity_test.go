@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func newStorageCapacity(t *testing.T, objs ...any) *StorageCapacity {
+func newStorageCapacity(t testing.TB, objs ...any) *StorageCapacity {
 	t.Helper()
 	drivers := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	caps := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
@@ -40,7 +40,7 @@ func newStorageCapacity(t *testing.T, objs ...any) *StorageCapacity {
 func TestStorageCapacity(t *testing.T) {
 	const driver = "csi.example.com"
 	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: driver}
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a"}}}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a", "rack": "r1"}}}
 	claim := func(size string) *v1.PersistentVolumeClaim {
 		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
 		if size != "" {
@@ -81,6 +81,17 @@ func TestStorageCapacity(t *testing.T) {
 		{"no topology reaches no node", []any{tracking, capacity("x", "fast", "", "10Gi", "")}, claim("1Gi"), false, ""},
 		{"other class", []any{tracking, capacity("a", "slow", "a", "10Gi", "")}, claim("1Gi"), false, ""},
 		{"no size at all", []any{tracking, capacity("a", "fast", "a", "", "")}, claim("1Gi"), false, ""},
+		{"empty topology reaches every node", []any{tracking, withTopology(capacity("all", "fast", "", "10Gi", ""), &metav1.LabelSelector{})}, claim("1Gi"), true, "all"},
+		{"matchLabels of two labels", []any{tracking, withTopology(capacity("a", "fast", "", "10Gi", ""),
+			&metav1.LabelSelector{MatchLabels: map[string]string{"zone": "a", "rack": "r1"}})}, claim("1Gi"), true, "a"},
+		{"matchLabels of a label the node lacks", []any{tracking, withTopology(capacity("a", "fast", "", "10Gi", ""),
+			&metav1.LabelSelector{MatchLabels: map[string]string{"zone": "a", "disk": ""}})}, claim("1Gi"), false, ""},
+		{"matchExpressions admit the node", []any{tracking, withTopology(capacity("a", "fast", "", "10Gi", ""), &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "zone", Operator: metav1.LabelSelectorOpIn, Values: []string{"b", "a"}}}})}, claim("1Gi"), true, "a"},
+		{"matchExpressions exclude the node", []any{tracking, withTopology(capacity("a", "fast", "", "10Gi", ""), &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "zone", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"a"}}}})}, claim("1Gi"), false, ""},
+		{"invalid matchExpressions reach no node", []any{tracking, withTopology(capacity("a", "fast", "", "10Gi", ""), &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "zone", Operator: "Near", Values: []string{"a"}}}})}, claim("1Gi"), false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,6 +115,11 @@ func TestStorageCapacity(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withTopology(c *storagev1.CSIStorageCapacity, sel *metav1.LabelSelector) *storagev1.CSIStorageCapacity {
+	c.NodeTopology = sel
+	return c
 }
 
 func TestStorageCapacityInvalid(t *testing.T) {
