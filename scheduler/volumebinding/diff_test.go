@@ -46,7 +46,7 @@ type side struct {
 	pl plugin
 }
 
-func newSide(ctx context.Context, t *testing.T, c *cluster, build func(context.Context, fwk.Handle) (fwk.Plugin, error)) *side {
+func newSide(ctx context.Context, t testing.TB, c *cluster, build func(context.Context, fwk.Handle) (fwk.Plugin, error)) *side {
 	t.Helper()
 	objs := make([]runtime.Object, 0, len(c.objects)+len(c.nodes)+1)
 	for _, o := range c.objects {
