@@ -16,7 +16,8 @@ import (
 // node, as Filter runs it for every node in parallel, for a local-storage
 // CSI driver that publishes one CSIStorageCapacity per node (nodeTopology
 // matchLabels on the driver's node label, as external-provisioner writes
-// it), capacities of all nodes in the one class.
+// it), capacities of all nodes in the one class; without and with
+// CapacityIndex.
 func BenchmarkStorageCapacityLookup(b *testing.B) {
 	const driver, key = "local.csi.example.com", "topology.local.csi.example.com/node"
 	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: driver}
@@ -36,17 +37,19 @@ func BenchmarkStorageCapacityLookup(b *testing.B) {
 				Capacity:         ptr.To(resource.MustParse("100Gi")),
 			})
 		}
-		s := newStorageCapacity(b, objs...)
-		b.Run(fmt.Sprintf("capacities=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for i := 0; pb.Next(); i++ {
-					if ok, _, err := s.Lookup(ctx, class, claim, nodes[(i*7919)%n]); err != nil || !ok {
-						b.Fatalf("Lookup = %v, %v; want a fit", ok, err)
+		for _, indexed := range []bool{false, true} {
+			s := newStorageCapacity(b, indexed, objs...)
+			b.Run(fmt.Sprintf("capacities=%d/indexed=%v", n, indexed), func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					ctx := context.Background()
+					for i := 0; pb.Next(); i++ {
+						if ok, _, err := s.Lookup(ctx, class, claim, nodes[(i*7919)%n]); err != nil || !ok {
+							b.Fatalf("Lookup = %v, %v; want a fit", ok, err)
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }

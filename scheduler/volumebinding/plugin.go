@@ -144,8 +144,11 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	if s, ok := f.binders[inf]; ok {
 		return s, nil
 	}
-	capacity, err := scheduling.NewStorageCapacity(inf.Storage().V1().CSIDrivers().Lister(),
-		inf.Storage().V1().CSIStorageCapacities().Lister())
+	capacities := inf.Storage().V1().CSIStorageCapacities().Informer()
+	if err := capacities.AddIndexers(scheduling.CapacityIndexers()); err != nil {
+		return nil, fmt.Errorf("%s: CSIStorageCapacity index: %w", Name, err)
+	}
+	capacity, err := scheduling.NewStorageCapacity(inf.Storage().V1().CSIDrivers().Lister(), capacities.GetIndexer())
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +182,6 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	// scheduler starts the factory.
 	inf.Storage().V1().StorageClasses().Informer()
 	inf.Storage().V1().CSIDrivers().Informer()
-	inf.Storage().V1().CSIStorageCapacities().Informer()
 	inf.Storage().V1().CSINodes().Informer()
 	s := &shared{binder: b, capacity: capacity, synced: &handlersSynced{regs: []toolscache.ResourceEventHandlerRegistration{pvReg, pvcReg}}}
 	f.binders[inf] = s
