@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
@@ -133,6 +134,60 @@ func TestSchedulerPlugin(t *testing.T) {
 		}
 		return false, nil
 	})
+	var i int
+	if _, err := fmt.Sscanf(scheduled[0], "web-%d", &i); err != nil {
+		t.Fatalf("pod name %q: %v", scheduled[0], err)
+	}
+	again, _ := f.statefulPod(i, templates, classes)
+	f.recreateOnItsNode(again, templates)
+}
+
+// recreateOnItsNode deletes the scheduled pod of pod's name and creates pod
+// in its place, as a StatefulSet does after an eviction: with every claim
+// Bound to a volume pinned to the old pod's node, the scheduler must put it
+// back on that node, and its claims must keep their volumes.
+func (f *fixture) recreateOnItsNode(pod *v1.Pod, templates []string) {
+	f.t.Helper()
+	ctx, name := f.t.Context(), pod.Name
+	old, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	volumes := map[string]string{}
+	for _, tpl := range templates {
+		c := f.getClaim(tpl + "-" + name)
+		volumes[c.Name] = c.Spec.VolumeName
+	}
+	if err := f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		f.t.Fatalf("delete pod %s: %v", name, err)
+	}
+	f.eventually(time.Minute, "pod "+name+" deleted", func(ctx context.Context) (bool, error) {
+		_, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		f.t.Fatalf("create pod %s again: %v", name, err)
+	}
+	var node string
+	f.eventually(time.Minute, "pod "+name+" scheduled again", func(ctx context.Context) (bool, error) {
+		p, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		node = p.Spec.NodeName
+		return node != "", nil
+	})
+	if node != old.Spec.NodeName {
+		f.t.Errorf("pod %s scheduled again on %s, want %s, where its local volumes are", name, node, old.Spec.NodeName)
+	}
+	for claim, volume := range volumes {
+		if c := f.getClaim(claim); c.Spec.VolumeName != volume || c.Status.Phase != v1.ClaimBound {
+			f.t.Errorf("claim %s after the pod came back: volume %q, phase %s; want %q, Bound", claim, c.Spec.VolumeName, c.Status.Phase, volume)
+		}
+	}
 }
 
 // checkScheduled asserts, from objects read back from the API server, that

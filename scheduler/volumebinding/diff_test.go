@@ -46,7 +46,7 @@ type side struct {
 	pl plugin
 }
 
-func newSide(ctx context.Context, t *testing.T, c *cluster, build func(context.Context, fwk.Handle) (fwk.Plugin, error)) *side {
+func newSide(ctx context.Context, t testing.TB, c *cluster, build func(context.Context, fwk.Handle) (fwk.Plugin, error)) *side {
 	t.Helper()
 	objs := make([]runtime.Object, 0, len(c.objects)+len(c.nodes)+1)
 	for _, o := range c.objects {
@@ -99,6 +99,9 @@ func statusText(s *fwk.Status) string {
 // into trivial cases is noticed.
 type counts struct {
 	cases, prefilterRejects, narrowed, fits, rejects, reserves, prebinds, writes int
+	// scoredStatic and scoredCapacity count nonzero Scores of nodes that
+	// bind existing volumes and of nodes that only provision.
+	scoredStatic, scoredCapacity int
 }
 
 // TestDifferential runs the in-tree VolumeBinding plugin and ours on the
@@ -124,7 +127,8 @@ func TestDifferential(t *testing.T) {
 		})
 	}
 	t.Logf("%+v", total)
-	if n >= 100 && (total.prefilterRejects == 0 || total.narrowed == 0 || total.fits == 0 || total.rejects == 0 || total.writes == 0) {
+	if n >= 100 && slices.Contains([]int{total.prefilterRejects, total.narrowed, total.fits, total.rejects,
+		total.reserves, total.prebinds, total.writes, total.scoredStatic, total.scoredCapacity}, 0) {
 		t.Errorf("the generator no longer covers every outcome: %+v", total)
 	}
 }
@@ -135,9 +139,28 @@ func (c *counts) add(o counts) {
 	c.narrowed += o.narrowed
 	c.fits += o.fits
 	c.rejects += o.rejects
+	c.scoredStatic += o.scoredStatic
+	c.scoredCapacity += o.scoredCapacity
 	c.reserves += o.reserves
 	c.prebinds += o.prebinds
 	c.writes += o.writes
+}
+
+// countScore counts a nonzero score by the kind of decision it rates.
+func (c *counts) countScore(t *testing.T, cs fwk.CycleState, node string, score int64) {
+	t.Helper()
+	if score == 0 {
+		return
+	}
+	s, err := readState(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.byNode[node].StaticBindings) > 0 {
+		c.scoredStatic++
+	} else {
+		c.scoredCapacity++
+	}
 }
 
 func diffCase(t *testing.T, c *cluster) (cnt counts) {
@@ -202,6 +225,7 @@ func diffCase(t *testing.T, c *cluster) (cnt counts) {
 			if a != b || statusText(sa) != statusText(sb) {
 				t.Errorf("Score(%s): in-tree %d %q, ours %d %q", ni.Node().Name, a, statusText(sa), b, statusText(sb))
 			}
+			cnt.countScore(t, ourState, ni.Node().Name, a)
 		}
 	}
 

@@ -36,31 +36,37 @@ func TestQueueingHints(t *testing.T) {
 	driver := func(name string, tracks bool) *storagev1.CSIDriver {
 		return &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(tracks)}}
 	}
+	hints := registeredHints(t)
+	claimHint, classHint, csiNodeHint := hints[fwk.PersistentVolumeClaim], hints[fwk.StorageClass], hints[fwk.CSINode]
+	capacityHint, driverHint := hints[fwk.CSIStorageCapacity], hints[fwk.CSIDriver]
 	tests := []struct {
 		name     string
 		hint     fwk.QueueingHintFn
 		old, new any
 		want     fwk.QueueingHint
 	}{
-		{"claim of the pod created", hintClaim, nil, claim("ns", "data-web-0"), fwk.Queue},
-		{"claim of the pod updated", hintClaim, claim("ns", "data-web-0"), claim("ns", "data-web-0"), fwk.Queue},
-		{"other claim", hintClaim, nil, claim("ns", "other"), fwk.QueueSkip},
-		{"same name, other namespace", hintClaim, nil, claim("other", "data-web-0"), fwk.QueueSkip},
-		{"class created", hintStorageClass, nil, class(""), fwk.Queue},
-		{"class topology changed", hintStorageClass, class("a"), class("b"), fwk.Queue},
-		{"class otherwise updated", hintStorageClass, class("a"), class("a"), fwk.QueueSkip},
-		{"CSINode created", hintCSINode, nil, csiNode(""), fwk.Queue},
-		{"CSINode migrated plugins changed", hintCSINode, csiNode(""), csiNode("kubernetes.io/gce-pd"), fwk.Queue},
-		{"CSINode otherwise updated", hintCSINode, csiNode("x"), csiNode("x"), fwk.QueueSkip},
-		{"capacity created", hintCapacity, nil, capacity("1Gi"), fwk.Queue},
-		{"capacity grew", hintCapacity, capacity("1Gi"), capacity("2Gi"), fwk.Queue},
-		{"capacity shrank", hintCapacity, capacity("2Gi"), capacity("1Gi"), fwk.QueueSkip},
-		{"pod's driver stopped tracking capacity", hintCSIDriver, driver("csi.example.com", true), driver("csi.example.com", false), fwk.Queue},
-		{"pod's driver started tracking capacity", hintCSIDriver, driver("csi.example.com", false), driver("csi.example.com", true), fwk.QueueSkip},
-		{"other driver", hintCSIDriver, driver("other", true), driver("other", false), fwk.QueueSkip},
+		{"claim of the pod created", claimHint, nil, claim("ns", "data-web-0"), fwk.Queue},
+		{"claim of the pod updated", claimHint, claim("ns", "data-web-0"), claim("ns", "data-web-0"), fwk.Queue},
+		{"other claim", claimHint, nil, claim("ns", "other"), fwk.QueueSkip},
+		{"same name, other namespace", claimHint, nil, claim("other", "data-web-0"), fwk.QueueSkip},
+		{"class created", classHint, nil, class(""), fwk.Queue},
+		{"class topology changed", classHint, class("a"), class("b"), fwk.Queue},
+		{"class otherwise updated", classHint, class("a"), class("a"), fwk.QueueSkip},
+		{"CSINode created", csiNodeHint, nil, csiNode(""), fwk.Queue},
+		{"CSINode migrated plugins changed", csiNodeHint, csiNode(""), csiNode("kubernetes.io/gce-pd"), fwk.Queue},
+		{"CSINode otherwise updated", csiNodeHint, csiNode("x"), csiNode("x"), fwk.QueueSkip},
+		{"capacity created", capacityHint, nil, capacity("1Gi"), fwk.Queue},
+		{"capacity grew", capacityHint, capacity("1Gi"), capacity("2Gi"), fwk.Queue},
+		{"capacity shrank", capacityHint, capacity("2Gi"), capacity("1Gi"), fwk.QueueSkip},
+		{"pod's driver stopped tracking capacity", driverHint, driver("csi.example.com", true), driver("csi.example.com", false), fwk.Queue},
+		{"pod's driver started tracking capacity", driverHint, driver("csi.example.com", false), driver("csi.example.com", true), fwk.QueueSkip},
+		{"other driver", driverHint, driver("other", true), driver("other", false), fwk.QueueSkip},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.hint == nil {
+				t.Fatal("no queueing hint registered")
+			}
 			got, err := tc.hint(klog.Background(), pod, tc.old, tc.new)
 			if err != nil {
 				t.Fatal(err)
@@ -70,9 +76,27 @@ func TestQueueingHints(t *testing.T) {
 			}
 		})
 	}
-	if _, err := hintClaim(klog.Background(), pod, nil, class("")); err == nil {
-		t.Error("hintClaim(StorageClass) did not fail")
+	if _, err := claimHint(klog.Background(), pod, nil, class("")); err == nil {
+		t.Error("the claim hint given a StorageClass did not fail")
 	}
+}
+
+// registeredHints returns the queueing hint of each resource
+// EventsToRegister lists; it fails the test for a resource listed twice.
+func registeredHints(t *testing.T) map[fwk.EventResource]fwk.QueueingHintFn {
+	t.Helper()
+	events, err := (&Plugin{}).EventsToRegister(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := map[fwk.EventResource]fwk.QueueingHintFn{}
+	for _, e := range events {
+		if _, dup := hints[e.Event.Resource]; dup {
+			t.Fatalf("two events for %s", e.Event.Resource)
+		}
+		hints[e.Event.Resource] = e.QueueingHintFn
+	}
+	return hints
 }
 
 func TestEventsToRegister(t *testing.T) {

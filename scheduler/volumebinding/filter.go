@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
+	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding"
 
 	"github.com/volbind/volbind/binder/scheduling"
 )
@@ -38,42 +39,49 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni
 	return nil
 }
 
-// inTreeOrder is the order in which the in-tree plugin reports reasons.
-var inTreeOrder = [...]func(scheduling.ReasonKind) bool{
-	func(k scheduling.ReasonKind) bool { return k == scheduling.VolumeNodeAffinityConflict },
-	func(k scheduling.ReasonKind) bool {
-		return k == scheduling.NoMatchingVolume || k == scheduling.CannotProvision || k == scheduling.SelectedNodeConflict
-	},
-	func(k scheduling.ReasonKind) bool { return k == scheduling.NotEnoughSpace },
-	func(k scheduling.ReasonKind) bool { return k == scheduling.VolumeNotExist },
+// inTreeTexts are the in-tree Filter's reasons in the order it reports
+// them.
+var inTreeTexts = [...]string{
+	string(intree.ErrReasonNodeConflict),
+	string(intree.ErrReasonBindConflict),
+	intree.ErrReasonNotEnoughSpace,
+	intree.ErrReasonPVNotExist,
 }
 
-// inTreeReasons maps reasons to the in-tree texts, one per kind of text, in
-// the in-tree order; kinds the in-tree Filter never reports follow.
+// inTreeIndex returns the index in inTreeTexts of the text for k, -1 for a
+// kind the in-tree Filter never reports.
+func inTreeIndex(k scheduling.ReasonKind) int {
+	switch k {
+	case scheduling.VolumeNodeAffinityConflict:
+		return 0
+	case scheduling.NoMatchingVolume, scheduling.CannotProvision, scheduling.SelectedNodeConflict:
+		return 1
+	case scheduling.NotEnoughSpace:
+		return 2
+	case scheduling.VolumeNotExist:
+		return 3
+	}
+	return -1
+}
+
+// inTreeReasons maps reasons to the in-tree texts, each text once, in the
+// in-tree order; the messages of kinds the in-tree Filter never reports
+// follow.
 func inTreeReasons(reasons []scheduling.Reason) []string {
+	var seen [len(inTreeTexts)]bool
 	out := make([]string, 0, len(reasons))
-	used := make([]bool, len(reasons))
-	for _, match := range inTreeOrder {
-		for i, r := range reasons {
-			if !used[i] && match(r.Kind) {
-				out = append(out, inTreeReason(r))
-				markAll(reasons, used, match)
-				break
-			}
+	var others []string
+	for _, r := range reasons {
+		if i := inTreeIndex(r.Kind); i >= 0 {
+			seen[i] = true
+		} else {
+			others = append(others, r.Message())
 		}
 	}
-	for i, r := range reasons {
-		if !used[i] {
-			out = append(out, inTreeReason(r))
+	for i, text := range inTreeTexts {
+		if seen[i] {
+			out = append(out, text)
 		}
 	}
-	return out
-}
-
-func markAll(reasons []scheduling.Reason, used []bool, match func(scheduling.ReasonKind) bool) {
-	for i, r := range reasons {
-		if match(r.Kind) {
-			used[i] = true
-		}
-	}
+	return append(out, others...)
 }

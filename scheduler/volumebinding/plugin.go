@@ -16,7 +16,6 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
-	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding"
 	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/binder"
@@ -145,8 +144,11 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	if s, ok := f.binders[inf]; ok {
 		return s, nil
 	}
-	capacity, err := scheduling.NewStorageCapacity(inf.Storage().V1().CSIDrivers().Lister(),
-		inf.Storage().V1().CSIStorageCapacities().Lister())
+	capacities := inf.Storage().V1().CSIStorageCapacities().Informer()
+	if err := capacities.AddIndexers(scheduling.CapacityIndexers()); err != nil {
+		return nil, fmt.Errorf("%s: CSIStorageCapacity index: %w", Name, err)
+	}
+	capacity, err := scheduling.NewStorageCapacity(inf.Storage().V1().CSIDrivers().Lister(), capacities.GetIndexer())
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +182,6 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 	// scheduler starts the factory.
 	inf.Storage().V1().StorageClasses().Informer()
 	inf.Storage().V1().CSIDrivers().Informer()
-	inf.Storage().V1().CSIStorageCapacities().Informer()
 	inf.Storage().V1().CSINodes().Informer()
 	s := &shared{binder: b, capacity: capacity, synced: &handlersSynced{regs: []toolscache.ResourceEventHandlerRegistration{pvReg, pvcReg}}}
 	f.binders[inf] = s
@@ -191,21 +192,6 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 // scheduler may batch pods with equal volumes.
 func (pl *Plugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{{Key: fwk.VolumesSignerName, Value: fwk.VolumesSigner(pod)}}, nil
-}
-
-// inTreeReason returns the in-tree plugin's text for r.
-func inTreeReason(r scheduling.Reason) string {
-	switch r.Kind {
-	case scheduling.VolumeNodeAffinityConflict:
-		return string(intree.ErrReasonNodeConflict)
-	case scheduling.NoMatchingVolume, scheduling.CannotProvision, scheduling.SelectedNodeConflict:
-		return string(intree.ErrReasonBindConflict)
-	case scheduling.NotEnoughSpace:
-		return intree.ErrReasonNotEnoughSpace
-	case scheduling.VolumeNotExist:
-		return intree.ErrReasonPVNotExist
-	}
-	return r.Message()
 }
 
 // handlersSynced waits for the binder's informer handlers: the scheduler
