@@ -92,18 +92,11 @@ func TestReclaimOnceAcrossInstances(t *testing.T) {
 			e := newEnv(t, releasedPV("pv1", policy, hostPath))
 			p := newPlugin()
 			p.gate = make(chan struct{})
-			rec := &gatedRecycler{p: p}
-			cfg := Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}, Recycler: rec}}
+			cfg := Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}, Recycler: p}}
 			first, second := e.newBinder(cfg), e.newBinder(cfg)
-			if err := first.SyncVolume(e.ctx, "pv1"); err != nil {
-				t.Fatal(err)
-			}
+			e.syncVolumes(first, "pv1", 1)
 			e.waitStarted(p, 1)
-			for range 3 {
-				if err := second.SyncVolume(e.ctx, "pv1"); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.syncVolumes(second, "pv1", 3)
 			// Until the second's operation has given up, or has called
 			// the plugin too.
 			if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(ctx context.Context) (bool, error) {
@@ -123,13 +116,6 @@ func TestReclaimOnceAcrossInstances(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gatedRecycler is a VolumeRecycler recorded (and gated) by a plugin.
-type gatedRecycler struct{ p *plugin }
-
-func (r *gatedRecycler) Recycle(ctx context.Context, pv *v1.PersistentVolume) error {
-	return r.p.call(ctx, "recycle "+pv.Name)
 }
 
 // TestConflictRereads: while the watches are down the cache holds a stale
