@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/recycler"
@@ -58,12 +57,7 @@ func (f *fixture) waitGone(name string) {
 // volumeEvents returns the events about the (cluster-scoped) volume name
 // with the given reason; the recorder puts them in namespace "default".
 func (f *fixture) volumeEvents(ctx context.Context, name, reason string) ([]v1.Event, error) {
-	sel := fields.Set{"involvedObject.name": name, "reason": reason}.AsSelector().String()
-	list, err := f.cs.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	return f.eventsIn(ctx, metav1.NamespaceDefault, name, reason)
 }
 
 // deleteClaim deletes a claim of the fixture's namespace.
@@ -221,19 +215,7 @@ func TestRecycleWaitsForPod(t *testing.T) {
 	if err := f.cs.CoreV1().Pods(f.ns).Delete(t.Context(), "user", deleteNow()); err != nil {
 		t.Fatalf("delete pod: %v", err)
 	}
-	var rp *v1.Pod
-	f.eventually(time.Minute, "the recycler pod", func(ctx context.Context) (bool, error) {
-		var err error
-		rp, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	rp.Status.Phase = v1.PodSucceeded
-	if _, err := f.cs.CoreV1().Pods(f.ns).UpdateStatus(t.Context(), rp, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("complete the recycler pod: %v", err)
-	}
+	f.completePod(f.waitPod(podName))
 	f.eventually(time.Minute, "the recycled volume to be Available", func(context.Context) (bool, error) {
 		got := f.getVolume(pv.Name)
 		return got.Status.Phase == v1.VolumeAvailable && got.Spec.ClaimRef == nil, nil

@@ -294,8 +294,14 @@ func (f *fixture) checkBindings() map[string]string {
 // events returns the events of the namespace about object name with the
 // given reason.
 func (f *fixture) events(ctx context.Context, name, reason string) ([]v1.Event, error) {
+	return f.eventsIn(ctx, f.ns, name, reason)
+}
+
+// eventsIn returns the events of namespace about object name with the
+// given reason.
+func (f *fixture) eventsIn(ctx context.Context, namespace, name, reason string) ([]v1.Event, error) {
 	sel := fields.Set{"involvedObject.name": name, "reason": reason}.AsSelector().String()
-	list, err := f.cs.CoreV1().Events(f.ns).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	list, err := f.cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,32 @@ func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimP
 	return bound
 }
 
+// waitPod waits until the pod name exists in the fixture's namespace and
+// returns it.
+func (f *fixture) waitPod(name string) *v1.Pod {
+	f.t.Helper()
+	var pod *v1.Pod
+	f.eventually(time.Minute, "pod "+name, func(ctx context.Context) (bool, error) {
+		var err error
+		pod, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	return pod
+}
+
+// completePod plays the kubelet: it marks the pod Succeeded.
+func (f *fixture) completePod(pod *v1.Pod) {
+	f.t.Helper()
+	pod = pod.DeepCopy()
+	pod.Status.Phase = v1.PodSucceeded
+	if _, err := f.cs.CoreV1().Pods(pod.Namespace).UpdateStatus(f.t.Context(), pod, metav1.UpdateOptions{}); err != nil {
+		f.t.Fatalf("complete pod %s: %v", pod.Name, err)
+	}
+}
+
 // TestReclaimDelete deletes the claim of a bound volume with the Delete
 // policy: the Binder calls the Deleter registered for the volume's plugin
 // and deletes the volume object.
@@ -63,13 +89,7 @@ func TestReclaimDelete(t *testing.T) {
 	d := &fakeDeleter{}
 	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{"kubernetes.io/host-path": d}}})
 	pv := f.bindAndRelease("doomed", v1.PersistentVolumeReclaimDelete)
-	f.eventually(time.Minute, "the volume object to be deleted", func(ctx context.Context) (bool, error) {
-		_, err := f.cs.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
+	f.waitGone(pv.Name)
 	if got := d.names(); !slices.Equal(got, []string{pv.Name}) {
 		t.Errorf("Deleter deleted %q, want [%s]", got, pv.Name)
 	}
@@ -91,25 +111,14 @@ func TestReclaimRecycle(t *testing.T) {
 	pv := f.bindAndRelease("scrubbed", v1.PersistentVolumeReclaimRecycle)
 
 	podName := recycler.PodName(pv.Name)
-	var pod *v1.Pod
-	f.eventually(time.Minute, "the recycler pod", func(ctx context.Context) (bool, error) {
-		var err error
-		pod, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
+	pod := f.waitPod(podName)
 	if got := pod.Annotations[recycler.AnnVolume]; got != pv.Name {
 		t.Errorf("recycler pod annotation %s = %q, want %q", recycler.AnnVolume, got, pv.Name)
 	}
 	if len(pod.Spec.Volumes) == 0 || pod.Spec.Volumes[0].HostPath == nil || pod.Spec.Volumes[0].HostPath.Path != pv.Spec.HostPath.Path {
 		t.Errorf("recycler pod volumes = %+v, want the volume's host path %s first", pod.Spec.Volumes, pv.Spec.HostPath.Path)
 	}
-	pod.Status.Phase = v1.PodSucceeded
-	if _, err := f.cs.CoreV1().Pods(f.ns).UpdateStatus(t.Context(), pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("complete the recycler pod: %v", err)
-	}
+	f.completePod(pod)
 
 	f.eventually(time.Minute, "the recycled volume to be Available", func(ctx context.Context) (bool, error) {
 		got := f.getVolume(pv.Name)
