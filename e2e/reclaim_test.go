@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -96,9 +97,10 @@ func TestReclaimDelete(t *testing.T) {
 }
 
 // TestReclaimRecycle deletes the claim of a bound volume with the Recycle
-// policy: the Binder creates the recycler pod; the test plays the kubelet
-// and marks the pod Succeeded; the volume becomes Available again, without
-// claimRef, and the pod is deleted.
+// policy: the Binder marks the volume with its volbind.io/operation
+// annotation (op recycle) and creates the recycler pod; the test plays the
+// kubelet and marks the pod Succeeded; the volume becomes Available again,
+// without claimRef and without the mark, and the pod is deleted.
 func TestReclaimRecycle(t *testing.T) {
 	f := newFixture(t)
 	template := recycler.DefaultPodTemplate()
@@ -112,6 +114,16 @@ func TestReclaimRecycle(t *testing.T) {
 
 	podName := recycler.PodName(pv.Name)
 	pod := f.waitPod(podName)
+	// The operation mark was written before the recycler was called.
+	var mark struct {
+		Op    string    `json:"op"`
+		Owner string    `json:"owner"`
+		Start time.Time `json:"start"`
+	}
+	raw := f.getVolume(pv.Name).Annotations[binder.AnnOperation]
+	if err := json.Unmarshal([]byte(raw), &mark); err != nil || mark.Op != "recycle" || mark.Owner == "" || mark.Start.IsZero() {
+		t.Errorf("annotation %s while recycling = %q (%v), want op recycle with an owner and a start time", binder.AnnOperation, raw, err)
+	}
 	if got := pod.Annotations[recycler.AnnVolume]; got != pv.Name {
 		t.Errorf("recycler pod annotation %s = %q, want %q", recycler.AnnVolume, got, pv.Name)
 	}
@@ -124,6 +136,9 @@ func TestReclaimRecycle(t *testing.T) {
 		got := f.getVolume(pv.Name)
 		return got.Status.Phase == v1.VolumeAvailable && got.Spec.ClaimRef == nil, nil
 	})
+	if got := f.getVolume(pv.Name).Annotations; got[binder.AnnOperation] != "" {
+		t.Errorf("recycled volume keeps the operation mark: annotations %v", got)
+	}
 	f.eventually(time.Minute, "the recycler pod to be deleted", func(ctx context.Context) (bool, error) {
 		_, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
