@@ -106,8 +106,12 @@ func TestPreBound(t *testing.T) {
 // and is not given to a new claim, which gets a volume created after it.
 func TestRetainReleased(t *testing.T) {
 	f := newFixture(t)
-	startBinder(t, binder.Config{})
-	f.create(f.volume("kept", 1), f.claim("first", 1))
+	// The second claim below waits for a volume created after it: a
+	// short resync period finds it sooner, and syncs the Released volume
+	// more often meanwhile.
+	startBinder(t, binder.Config{ResyncPeriod: time.Second})
+	f.createAvailable(f.volume("kept", 1))
+	f.create(f.claim("first", 1))
 	f.waitBound(1, time.Minute)
 	first := f.getClaim("first")
 	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(t.Context(), "first", deleteNow()); err != nil {

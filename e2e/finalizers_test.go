@@ -107,7 +107,8 @@ func TestBoundVolumeDeletedByUser(t *testing.T) {
 	pv := f.volume("old", 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": testProvisioner}
-	f.create(pv, f.claim("old", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("old", 1))
 	f.waitBound(1, time.Minute)
 	f.eventually(time.Minute, "the finalizer on the volume", func(context.Context) (bool, error) {
 		return slices.Contains(f.getVolume(pv.Name).Finalizers, binder.FinalizerPVController), nil
@@ -145,7 +146,8 @@ func TestStaticCSIVolumeDeleteStaysReleased(t *testing.T) {
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Spec.HostPath = nil
 	pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: "csi.e2e.volbind.io", VolumeHandle: f.ns + "-csi"}
-	f.create(pv, f.claim("csi", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("csi", 1))
 	f.waitBound(1, time.Minute)
 	f.deleteClaim("csi")
 	f.eventually(time.Minute, "the volume to be Released", func(context.Context) (bool, error) {
@@ -179,7 +181,8 @@ func TestRecycleWaitsForPod(t *testing.T) {
 	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Recycler: r}, ResyncPeriod: time.Second})
 	pv := f.volume("used", 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRecycle
-	f.create(pv, f.claim("used", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("used", 1))
 	f.waitBound(1, time.Minute)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "user"},

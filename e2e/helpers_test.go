@@ -137,6 +137,24 @@ func (f *fixture) create(objs ...runtime.Object) {
 	}
 }
 
+// createAvailable creates the volumes and waits until the Binder has made
+// each Available, so that a claim created afterwards finds them at its
+// first sync (a claim that finds no volume waits for the next resync, as
+// in Kubernetes).
+func (f *fixture) createAvailable(pvs ...*v1.PersistentVolume) {
+	f.t.Helper()
+	objs := make([]runtime.Object, len(pvs))
+	for i, pv := range pvs {
+		objs[i] = pv
+	}
+	f.create(objs...)
+	for _, pv := range pvs {
+		f.eventually(time.Minute, "volume "+pv.Name+" to be Available", func(context.Context) (bool, error) {
+			return f.getVolume(pv.Name).Status.Phase == v1.VolumeAvailable, nil
+		})
+	}
+}
+
 // getVolume reads a volume back from the API server.
 func (f *fixture) getVolume(name string) *v1.PersistentVolume {
 	f.t.Helper()

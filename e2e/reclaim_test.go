@@ -47,7 +47,8 @@ func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimP
 	f.t.Helper()
 	pv := f.volume(name, 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = policy
-	f.create(pv, f.claim(name, 1))
+	f.createAvailable(pv)
+	f.create(f.claim(name, 1))
 	f.waitBound(1, time.Minute)
 	bound := f.getVolume(pv.Name)
 	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(f.t.Context(), name, deleteNow()); err != nil {
