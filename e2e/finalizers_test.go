@@ -120,11 +120,8 @@ func TestBoundVolumeDeletedByUser(t *testing.T) {
 	f.eventually(time.Minute, "the volume to be Terminating", func(context.Context) (bool, error) {
 		return f.getVolume(pv.Name).DeletionTimestamp != nil, nil
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := b.WaitForQuiescence(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// The Binder has seen the volume Terminating and synced it.
+	f.settle(b)
 	if got := f.getVolume(pv.Name); got.Status.Phase != v1.VolumeBound || len(d.names()) != 0 {
 		t.Fatalf("volume deleted while bound: phase %s, Deleter calls %v; want Bound and no call", got.Status.Phase, d.names())
 	}
@@ -153,15 +150,11 @@ func TestStaticCSIVolumeDeleteStaysReleased(t *testing.T) {
 	f.eventually(time.Minute, "the volume to be Released", func(context.Context) (bool, error) {
 		return f.getVolume(pv.Name).Status.Phase == v1.VolumeReleased, nil
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := b.WaitForQuiescence(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.settle(b)
 	if got := f.getVolume(pv.Name); got.Status.Phase != v1.VolumeReleased || got.Status.Message != "" {
 		t.Errorf("static CSI volume = %s %q, want Released without message", got.Status.Phase, got.Status.Message)
 	}
-	if evs, err := f.volumeEvents(ctx, pv.Name, binder.ReasonVolumeFailedDelete); err != nil || len(evs) != 0 {
+	if evs, err := f.volumeEvents(t.Context(), pv.Name, binder.ReasonVolumeFailedDelete); err != nil || len(evs) != 0 {
 		t.Errorf("VolumeFailedDelete events = %v (%v), want none", evs, err)
 	}
 }

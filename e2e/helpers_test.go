@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/volbind/volbind/binder"
 )
 
 // testLabel marks the volumes of a test with the test's namespace.
@@ -152,6 +154,23 @@ func (f *fixture) createAvailable(pvs ...*v1.PersistentVolume) {
 		f.eventually(time.Minute, "volume "+pv.Name+" to be Available", func(context.Context) (bool, error) {
 			return f.getVolume(pv.Name).Status.Phase == v1.VolumeAvailable, nil
 		})
+	}
+}
+
+// settle waits until b has handled every volume event the API server sent
+// before the call, and then until b is quiescent. It creates a volume of a
+// class no claim of the test asks for and waits until b has made it
+// Available: the volume informer delivers events in order, so the events
+// before it were handled too.
+func (f *fixture) settle(b *binder.Binder) {
+	f.t.Helper()
+	barrier := f.volume("barrier-"+utilrand.String(5), 1)
+	barrier.Spec.StorageClassName = f.class + "-barrier"
+	f.createAvailable(barrier)
+	ctx, cancel := context.WithTimeout(f.t.Context(), time.Minute)
+	defer cancel()
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		f.t.Fatalf("WaitForQuiescence: %v", err)
 	}
 }
 
