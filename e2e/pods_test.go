@@ -29,23 +29,33 @@ func (f *fixture) podUsing(name, claim string) *v1.Pod {
 }
 
 // TestWaitForPodScheduled: a claim of a WaitForFirstConsumer class that an
-// unscheduled pod uses gets kube-controller-manager's Normal
-// WaitForPodScheduled event naming the pod, from the pods the Binder's pod
-// informer (NewForClientset) sees on the API server; the claim stays
-// Pending.
+// unscheduled pod uses, directly or as a generic ephemeral volume (claim
+// "<pod>-<volume>"), gets kube-controller-manager's Normal
+// WaitForPodScheduled event naming the pod, from the pods the Binder's
+// trimmed and indexed pod informer (NewForClientset) gets from the API
+// server; the claims stay Pending.
 func TestWaitForPodScheduled(t *testing.T) {
 	f := newFixture(t)
 	f.createClass(storagev1.VolumeBindingWaitForFirstConsumer)
 	// The claim is synced again every second: its first sync may come
 	// before the pod informer has the pod.
 	startBinder(t, binder.Config{ResyncPeriod: time.Second})
-	if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), f.podUsing("user", "waits"), metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create pod: %v", err)
+	eph := f.podUsing("eph", "")
+	eph.Spec.Volumes[0].VolumeSource = v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{
+		VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: f.claim("template", 1).Spec}}}
+	for _, pod := range []*v1.Pod{f.podUsing("user", "waits"), eph} {
+		if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s: %v", pod.Name, err)
+		}
 	}
-	f.create(f.claim("waits", 1))
+	// The claim the ephemeral volume controller would create.
+	f.create(f.claim("waits", 1), f.claim("eph-data", 1))
 	f.waitEvent(f.ns, "waits", v1.EventTypeNormal, binder.ReasonWaitForPodScheduled, "waiting for pod user to be scheduled")
-	if c := f.getClaim("waits"); c.Status.Phase != v1.ClaimPending || c.Spec.VolumeName != "" {
-		t.Errorf("claim waits = %s to %q, want Pending without volume", c.Status.Phase, c.Spec.VolumeName)
+	f.waitEvent(f.ns, "eph-data", v1.EventTypeNormal, binder.ReasonWaitForPodScheduled, "waiting for pod eph to be scheduled")
+	for _, name := range []string{"waits", "eph-data"} {
+		if c := f.getClaim(name); c.Status.Phase != v1.ClaimPending || c.Spec.VolumeName != "" {
+			t.Errorf("claim %s = %s to %q, want Pending without volume", name, c.Status.Phase, c.Spec.VolumeName)
+		}
 	}
 }
 
