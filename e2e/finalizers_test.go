@@ -177,15 +177,7 @@ func TestRecycleWaitsForPod(t *testing.T) {
 	f.createAvailable(pv)
 	f.create(f.claim("used", 1))
 	f.waitBound(1, time.Minute)
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "user"},
-		Spec: v1.PodSpec{
-			Containers: []v1.Container{{Name: "c", Image: "busybox"}},
-			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
-				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "used"}}}},
-		},
-	}
-	if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+	if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), f.podUsing("user", "used"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod: %v", err)
 	}
 	f.deleteClaim("used")
