@@ -47,6 +47,11 @@ func TestWaitForPodScheduled(t *testing.T) {
 		if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create pod %s: %v", pod.Name, err)
 		}
+		t.Cleanup(func() {
+			if err := f.cs.CoreV1().Pods(f.ns).Delete(context.Background(), pod.Name, deleteNow()); err != nil {
+				t.Errorf("delete pod %s: %v", pod.Name, err)
+			}
+		})
 	}
 	// The claim the ephemeral volume controller would create.
 	f.create(f.claim("waits", 1), f.claim("eph-data", 1))
