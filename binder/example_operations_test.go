@@ -4,12 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-
 	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -32,24 +26,8 @@ func ExampleBinder_WaitForOperations() {
 	defer srv.AddEventHandler(bindertest.KindStorageClass, b.ClassHandler())()
 	defer srv.AddEventHandler(bindertest.KindVolume, b.VolumeHandler())()
 	defer srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler())()
-	err = srv.Seed(ctx,
-		&storagev1.StorageClass{
-			ObjectMeta:        metav1.ObjectMeta{Name: "local"},
-			Provisioner:       "example.com/hostpath",
-			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
-			VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
-		},
-		&v1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", UID: "3f6c"},
-			Spec: v1.PersistentVolumeClaimSpec{
-				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
-				StorageClassName: ptr.To("local"),
-			},
-		})
-	if err != nil {
-		panic(err)
-	}
+	// Class "local" of example.com/hostpath; claim default/data (UID 3f6c) of 1Gi.
+	seedLocalClaim(ctx, srv, "1Gi")
 	step := func(sync func() error) {
 		if err := sync(); err != nil {
 			panic(err)

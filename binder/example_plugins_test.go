@@ -63,6 +63,30 @@ func startBinder(ctx context.Context, srv *bindertest.Server, b *binder.Binder) 
 	return settle, stop
 }
 
+// seedLocalClaim stores StorageClass "local" of provisioner
+// "example.com/hostpath" (Delete, Immediate) and the claim default/data
+// (UID 3f6c) of that class, asking for size.
+func seedLocalClaim(ctx context.Context, srv *bindertest.Server, size string) {
+	err := srv.Seed(ctx,
+		&storagev1.StorageClass{
+			ObjectMeta:        metav1.ObjectMeta{Name: "local"},
+			Provisioner:       "example.com/hostpath",
+			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
+		},
+		&v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", UID: "3f6c"},
+			Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
+				StorageClassName: ptr.To("local"),
+			},
+		})
+	if err != nil {
+		panic(err)
+	}
+}
+
 // Register an internal provisioner: claims of a class whose provisioner is
 // "example.com/hostpath" get a volume "pvc-<claim UID>" that the Binder
 // then binds. With the same plugin registered as a Deleter, the volume is
@@ -82,24 +106,8 @@ func Example_provisioner() {
 	if err != nil {
 		panic(err)
 	}
-	err = srv.Seed(ctx,
-		&storagev1.StorageClass{
-			ObjectMeta:        metav1.ObjectMeta{Name: "local"},
-			Provisioner:       "example.com/hostpath",
-			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
-			VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
-		},
-		&v1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", UID: "3f6c"},
-			Spec: v1.PersistentVolumeClaimSpec{
-				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1500Mi")}},
-				StorageClassName: ptr.To("local"),
-			},
-		})
-	if err != nil {
-		panic(err)
-	}
+	// Class "local" of example.com/hostpath; claim default/data (UID 3f6c) of 1500Mi.
+	seedLocalClaim(ctx, srv, "1500Mi")
 	settle, stop := startBinder(ctx, srv, b)
 	defer stop()
 	settle()

@@ -116,6 +116,9 @@ func TestOperationMarkConflict(t *testing.T) {
 	b := e.newBinder(Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}})
 	e.srv.InjectFault(bindertest.Fault{Verb: bindertest.VerbUpdate, Kind: bindertest.KindVolume, Conflict: true, Times: 1})
 	e.syncVolumeAndWait(b, "pv1")
+	if got := e.srv.Stats().Conflicts; got != 1 {
+		t.Errorf("conflicts = %d, want 1: the mark's write must have conflicted", got)
+	}
 	if got := p.callList(); len(got) != 1 || e.exists("pv1") {
 		t.Errorf("after one sync: calls = %v, volume exists = %v; want one call and the volume deleted", got, e.exists("pv1"))
 	}

@@ -205,6 +205,13 @@ func (e *env) newBinder(cfg Config) *Binder {
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}
+	e.register(b)
+	return b
+}
+
+// register subscribes b's handlers to the env's server, synchronously,
+// until the test ends.
+func (e *env) register(b *Binder) {
 	for _, r := range []struct {
 		kind bindertest.Kind
 		h    interface {
@@ -215,7 +222,6 @@ func (e *env) newBinder(cfg Config) *Binder {
 	}{{bindertest.KindStorageClass, b.ClassHandler()}, {bindertest.KindVolume, b.VolumeHandler()}, {bindertest.KindClaim, b.ClaimHandler()}} {
 		e.t.Cleanup(e.srv.AddEventHandler(r.kind, r.h))
 	}
-	return b
 }
 
 // run starts b.Run and stops it at cleanup.

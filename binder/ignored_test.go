@@ -12,16 +12,17 @@ import (
 	"github.com/volbind/volbind/binder/bindertest"
 )
 
-// ignoredCount returns volbind_binder_ignored_objects_total for resource
-// and reason.
-func ignoredCount(t *testing.T, g prometheus.Gatherer, resource, reason string) float64 {
+// counterSum sums the counter name in g over the series whose labels
+// include labelPairs ("label", "value", ...): all of them without pairs.
+func counterSum(t *testing.T, g prometheus.Gatherer, name string, labelPairs ...string) float64 {
 	t.Helper()
 	families, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var n float64
 	for _, f := range families {
-		if f.GetName() != "volbind_binder_ignored_objects_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -29,12 +30,23 @@ func ignoredCount(t *testing.T, g prometheus.Gatherer, resource, reason string) 
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["resource"] == resource && labels["reason"] == reason {
-				return m.GetCounter().GetValue()
+			match := true
+			for i := 0; i+1 < len(labelPairs); i += 2 {
+				match = match && labels[labelPairs[i]] == labelPairs[i+1]
+			}
+			if match {
+				n += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return 0
+	return n
+}
+
+// ignoredCount returns volbind_binder_ignored_objects_total for resource
+// and reason.
+func ignoredCount(t *testing.T, g prometheus.Gatherer, resource, reason string) float64 {
+	t.Helper()
+	return counterSum(t, g, "volbind_binder_ignored_objects_total", "resource", resource, "reason", reason)
 }
 
 // TestIgnoredObjectsAreCounted: an informer object without an integer

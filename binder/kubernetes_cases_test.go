@@ -251,66 +251,37 @@ func TestKubernetesFinalizers(t *testing.T) {
 		sync:        "volume/volume-5-9",
 		wantVolumes: map[string]*volWant{"volume-5-9": {phase: v1.VolumeAvailable, finalizers: []string{pvc}}},
 		wantWrites:  1,
-	}, {
-		name:        "in-tree provisioned Delete volume without the finalizer (upgrade): added",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable, finalizers: []string{pvc}}},
-		wantWrites:  1,
-	}, {
-		name:        "volume of a registered Deleter's provisioner: added",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(diskProvisioner), pvFinalizers("example.com/keep"))),
-		cfg:         reclaimWith(diskProvisioner),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable, finalizers: []string{"example.com/keep", pvc}}},
-		wantWrites:  1,
-	}, {
-		name:        "policy changed to Retain: removed",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimRetain, provisionedBy(mockPlugin), pvFinalizers(pvc))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable}},
-		wantWrites:  1,
-	}, {
-		name:        "policy changed to Recycle: removed",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimRecycle, provisionedBy(mockPlugin), pvFinalizers(pvc))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable}},
-		wantWrites:  1,
-	}, {
-		name:        "Delete volume with the finalizer: no write",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin), pvFinalizers(pvc))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable, finalizers: []string{pvc}}},
-	}, {
-		name:        "migrated plugin: in-tree finalizer removed, migrated-to set, one write",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(gcePlugin), pvFinalizers(pvc))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable, migratedTo: gceDriver}},
-		wantWrites:  1,
-	}, {
-		name:        "external provisioner: its finalizer is left alone",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(externalProv), pvFinalizers(ext))),
-		cfg:         reclaimWith(),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable, finalizers: []string{ext}}},
-	}, {
-		name:        "statically provisioned volume: never finalized",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete)),
-		cfg:         reclaimWith("kubernetes.io/host-path"),
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable}},
-	}, {
-		name:        "reclaim disabled: the Binder deletes nothing and keeps no finalizer",
-		objs:        objs(unusedPV("pv1", v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin))),
-		cfg:         func(*env, *plugin) Config { return Config{} },
-		sync:        "volume/pv1",
-		wantVolumes: map[string]*volWant{"pv1": {phase: v1.VolumeAvailable}},
-	}})
+	},
+		pv1Case("in-tree provisioned Delete volume without the finalizer (upgrade): added", reclaimWith(), 1,
+			&volWant{finalizers: []string{pvc}}, v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin)),
+		pv1Case("volume of a registered Deleter's provisioner: added", reclaimWith(diskProvisioner), 1,
+			&volWant{finalizers: []string{"example.com/keep", pvc}}, v1.PersistentVolumeReclaimDelete, provisionedBy(diskProvisioner), pvFinalizers("example.com/keep")),
+		pv1Case("policy changed to Retain: removed", reclaimWith(), 1,
+			&volWant{}, v1.PersistentVolumeReclaimRetain, provisionedBy(mockPlugin), pvFinalizers(pvc)),
+		pv1Case("policy changed to Recycle: removed", reclaimWith(), 1,
+			&volWant{}, v1.PersistentVolumeReclaimRecycle, provisionedBy(mockPlugin), pvFinalizers(pvc)),
+		pv1Case("Delete volume with the finalizer: no write", reclaimWith(), 0,
+			&volWant{finalizers: []string{pvc}}, v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin), pvFinalizers(pvc)),
+		pv1Case("migrated plugin: in-tree finalizer removed, migrated-to set, one write", reclaimWith(), 1,
+			&volWant{migratedTo: gceDriver}, v1.PersistentVolumeReclaimDelete, provisionedBy(gcePlugin), pvFinalizers(pvc)),
+		pv1Case("external provisioner: its finalizer is left alone", reclaimWith(), 0,
+			&volWant{finalizers: []string{ext}}, v1.PersistentVolumeReclaimDelete, provisionedBy(externalProv), pvFinalizers(ext)),
+		pv1Case("statically provisioned volume: never finalized", reclaimWith("kubernetes.io/host-path"), 0,
+			&volWant{}, v1.PersistentVolumeReclaimDelete),
+		pv1Case("reclaim disabled: the Binder deletes nothing and keeps no finalizer", func(*env, *plugin) Config { return Config{} }, 0,
+			&volWant{}, v1.PersistentVolumeReclaimDelete, provisionedBy(mockPlugin)),
+	})
+}
+
+// pv1Case is a kcmCase that seeds the unused volume pv1 with the policy
+// and options, syncs it once with cfg, and wants it Available as want
+// says (its phase is set here) after writes writes.
+func pv1Case(name string, cfg func(*env, *plugin) Config, writes int64, want *volWant, policy v1.PersistentVolumeReclaimPolicy, opts ...pvOpt) kcmCase {
+	want.phase = v1.VolumeAvailable
+	return kcmCase{
+		name: name, objs: objs(unusedPV("pv1", policy, opts...)), cfg: cfg, sync: "volume/pv1",
+		wantVolumes: map[string]*volWant{"pv1": want}, wantWrites: writes,
+	}
 }
 
 // deleteNow sets the volume's deletionTimestamp: it has a finalizer, so

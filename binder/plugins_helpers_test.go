@@ -154,6 +154,17 @@ func (e *env) syncVolumeAndWait(b *Binder, name string) {
 	e.waitOps(b)
 }
 
+// syncVolumes runs n syncs of the volume without waiting for the
+// operations they start, failing the test on a sync error.
+func (e *env) syncVolumes(b *Binder, name string, n int) {
+	e.t.Helper()
+	for range n {
+		if err := b.SyncVolume(e.ctx, name); err != nil {
+			e.t.Fatalf("SyncVolume(%s): %v", name, err)
+		}
+	}
+}
+
 // syncClaimAndWait runs one claim sync and waits for its operation.
 func (e *env) syncClaimAndWait(b *Binder, name string) {
 	e.t.Helper()

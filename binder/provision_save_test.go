@@ -71,7 +71,7 @@ func TestProvisionKeepsStorageOnUnknownOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	new(heldEvents).flushAfterRegister(t, e.srv, b)
+	e.register(b)
 	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
 		t.Fatal(err)
 	}
@@ -127,14 +127,6 @@ func TestProvisionDeletesStorageOnlyWhenKnownAbsent(t *testing.T) {
 			}
 		})
 	}
-}
-
-// flushAfterRegister registers b's handlers through h and passes every
-// event straight through: the synchronous delivery of bindertest.
-func (h *heldEvents) flushAfterRegister(t testing.TB, srv *bindertest.Server, b *Binder) {
-	t.Helper()
-	h.register(t, srv, b)
-	h.flush(true)
 }
 
 // TestProvisionForClaimDeletedMidway: with events delivered after the

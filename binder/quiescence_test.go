@@ -13,24 +13,6 @@ import (
 	"github.com/volbind/volbind/binder/bindertest"
 )
 
-// syncCount sums volbind_binder_syncs_total in reg.
-func syncCount(t *testing.T, reg *prometheus.Registry) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() == "volbind_binder_syncs_total" {
-			for _, m := range f.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
 // TestWaitForQuiescenceWaitsForDueResync: once the fake clock is stepped
 // past the resync period, WaitForQuiescence returns only after the
 // resync's syncs have run.
@@ -45,12 +27,12 @@ func TestWaitForQuiescenceWaitsForDueResync(t *testing.T) {
 		t.Fatalf("claim = %s, want Bound", got)
 	}
 	for i := range 5 {
-		before := syncCount(t, reg)
+		before := counterSum(t, reg, "volbind_binder_syncs_total")
 		e.fc.Step(DefaultResyncPeriod)
 		if err := b.WaitForQuiescence(e.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := syncCount(t, reg) - before; got < 2 {
+		if got := counterSum(t, reg, "volbind_binder_syncs_total") - before; got < 2 {
 			t.Fatalf("period %d: %v syncs when WaitForQuiescence returned, want the resync of both objects", i, got)
 		}
 	}

@@ -14,9 +14,12 @@ import (
 	"github.com/volbind/volbind/operations"
 )
 
-// TestRecycleOnceAfterReadError: the scrub succeeds and the next read of
-// the volume, or of its gone claim, fails once. The volume must still end
-// Available after one scrub: a failed read is not "nothing to do".
+// TestRecycleOnceAfterReadError: the scrub succeeds, but another writer
+// changed the volume meanwhile, so that making it Available conflicts and
+// the Binder must read the volume and its gone claim again; the first of
+// those reads (of the volume, or of the claim) fails. The volume must
+// still end Available after one scrub: a failed read is not "nothing to
+// do".
 func TestRecycleOnceAfterReadError(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -32,6 +35,11 @@ func TestRecycleOnceAfterReadError(t *testing.T) {
 			r := &countingRecycler{}
 			removed := make(chan func(), 10)
 			r.onRecycle = func(int) {
+				pv := e.volume("pv1").DeepCopy()
+				pv.Labels = map[string]string{"changed": "during-the-scrub"}
+				if _, err := e.srv.UpdateVolume(e.ctx, pv); err != nil {
+					t.Errorf("UpdateVolume: %v", err)
+				}
 				f := tc.fault
 				f.Err, f.Times = apierrors.NewInternalError(errPlugin), 1
 				removed <- e.srv.InjectFault(f)
@@ -44,7 +52,14 @@ func TestRecycleOnceAfterReadError(t *testing.T) {
 				e.driveOps(b)
 				e.fc.Step(time.Minute) // past any operation backoff
 			}
-			(<-removed)() // if the Binder did not read it
+			select {
+			case remove := <-removed:
+				remove()
+			default: // no scrub: the count below fails the test
+			}
+			if n := e.srv.Stats().Faults; n != 1 {
+				t.Errorf("read faults fired = %d, want 1: the test must make the Binder read again", n)
+			}
 			if n := r.count(); n != 1 {
 				t.Errorf("scrubs = %d, want 1", n)
 			}
@@ -92,18 +107,11 @@ func TestReclaimOnceAcrossInstances(t *testing.T) {
 			e := newEnv(t, releasedPV("pv1", policy, hostPath))
 			p := newPlugin()
 			p.gate = make(chan struct{})
-			rec := &gatedRecycler{p: p}
-			cfg := Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}, Recycler: rec}}
+			cfg := Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}, Recycler: p}}
 			first, second := e.newBinder(cfg), e.newBinder(cfg)
-			if err := first.SyncVolume(e.ctx, "pv1"); err != nil {
-				t.Fatal(err)
-			}
+			e.syncVolumes(first, "pv1", 1)
 			e.waitStarted(p, 1)
-			for range 3 {
-				if err := second.SyncVolume(e.ctx, "pv1"); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.syncVolumes(second, "pv1", 3)
 			// Until the second's operation has given up, or has called
 			// the plugin too.
 			if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(ctx context.Context) (bool, error) {
@@ -123,13 +131,6 @@ func TestReclaimOnceAcrossInstances(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gatedRecycler is a VolumeRecycler recorded (and gated) by a plugin.
-type gatedRecycler struct{ p *plugin }
-
-func (r *gatedRecycler) Recycle(ctx context.Context, pv *v1.PersistentVolume) error {
-	return r.p.call(ctx, "recycle "+pv.Name)
 }
 
 // TestConflictRereads: while the watches are down the cache holds a stale

@@ -203,7 +203,7 @@ func TestDeleteBackoff(t *testing.T) {
 	// Released, marked (once: the retries find their own mark), Failed,
 	// delete.
 	if got := e.writes(); got != 4 {
-		t.Errorf("writes = %d (%v), want 3", got, e.srv.Stats().Writes)
+		t.Errorf("writes = %d (%v), want 4", got, e.srv.Stats().Writes)
 	}
 }
 
@@ -215,17 +215,9 @@ func TestDeleteNeverTwice(t *testing.T) {
 	p := newPlugin()
 	p.gate = make(chan struct{})
 	b := e.newBinder(Config{Reclaim: &ReclaimConfig{Deleters: map[string]Deleter{"kubernetes.io/host-path": p}}})
-	for range 50 {
-		if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.syncVolumes(b, "pv1", 50)
 	e.waitStarted(p, 1)
-	for range 50 {
-		if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.syncVolumes(b, "pv1", 50)
 	close(p.gate)
 	e.waitOps(b)
 	for range 10 {
@@ -368,11 +360,7 @@ func TestRecycle(t *testing.T) {
 			}
 			if tc.podPhase != "" {
 				e.setPodPhase("pv1", v1.PodRunning, "")
-				for range 20 {
-					if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
-						t.Fatal(err)
-					}
-				}
+				e.syncVolumes(b, "pv1", 20)
 				e.setPodPhase("pv1", tc.podPhase, "DiskFull")
 			}
 			e.waitOps(b)

@@ -10,14 +10,16 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/volbind/volbind/binder"
 )
 
 // TestStaticBinding binds 1,000 claims to 1,000 volumes of sizes 1-4 GiB,
-// all created while the Binder runs (the volumes first, so that a fitting
-// volume exists for every claim), and checks every binding read back from
+// all created while the Binder runs (the volumes first, and the claims once
+// the Binder has made every volume Available, so that it knows a fitting
+// volume for every claim), and checks every binding read back from
 // the API server: with as many volumes as claims of each size, best-fit
 // matching binds every claim to a volume of exactly its size.
 func TestStaticBinding(t *testing.T) {
@@ -31,11 +33,26 @@ func TestStaticBinding(t *testing.T) {
 		vols = append(vols, f.volume(fmt.Sprintf("pv-%04d", i), gib))
 		claims = append(claims, f.claim(fmt.Sprintf("pvc-%04d", i), gib))
 	}
-	start := time.Now()
 	f.create(vols...)
+	// A claim synced before the Binder knows a fitting volume waits for
+	// the next resync: let the Binder see every volume first.
+	f.eventually(3*time.Minute, fmt.Sprintf("%d volumes Available", n), func(ctx context.Context) (bool, error) {
+		list, err := f.cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: testLabel + "=" + f.ns, ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		available := 0
+		for i := range list.Items {
+			if list.Items[i].Status.Phase == v1.VolumeAvailable {
+				available++
+			}
+		}
+		return available == n, nil
+	})
+	start := time.Now()
 	f.create(claims...)
 	f.waitBound(n, 3*time.Minute)
-	t.Logf("%d pairs Bound %.1fs after the first create", n, time.Since(start).Seconds())
+	t.Logf("%d claims Bound %.1fs after their first create", n, time.Since(start).Seconds())
 	bound := f.checkBindings()
 	if len(bound) != n {
 		t.Errorf("%d claims Bound, want %d", len(bound), n)
@@ -63,7 +80,9 @@ func TestStaticBinding(t *testing.T) {
 // volumes of the same size and class are there to be picked by mistake.
 func TestPreBound(t *testing.T) {
 	f := newFixture(t)
-	startBinder(t, binder.Config{})
+	// A claim that names a volume the Binder does not know yet (created
+	// with it, or later) waits for a resync: resync every second.
+	startBinder(t, binder.Config{ResyncPeriod: time.Second})
 
 	named := f.claim("names-volume", 1)
 	named.Spec.VolumeName = f.ns + "-named"
@@ -71,14 +90,11 @@ func TestPreBound(t *testing.T) {
 	reserved.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: f.ns, Name: "reserved-for"}
 	early := f.claim("names-later-volume", 2)
 	early.Spec.VolumeName = f.ns + "-later"
-	f.create(f.volume("decoy-a", 1), f.volume("decoy-b", 1), f.volume("decoy-c", 2), reserved)
 	// A claim is given the volume pre-bound to it once the binder knows
 	// that volume, as in Kubernetes: volumes and claims come through two
 	// informers, so a claim created right after its volume may be synced
-	// first, and would then take a decoy. Wait until the volume is seen.
-	f.eventually(time.Minute, "the pre-bound volume to be Available", func(context.Context) (bool, error) {
-		return f.getVolume(reserved.Name).Status.Phase == v1.VolumeAvailable, nil
-	})
+	// first, and would then take a decoy. Wait until the volumes are seen.
+	f.createAvailable(f.volume("decoy-a", 1), f.volume("decoy-b", 1), f.volume("decoy-c", 2), reserved)
 	f.create(f.volume("named", 1), named, f.claim("reserved-for", 1), early)
 	f.waitBound(2, time.Minute)
 	f.create(f.volume("later", 2))
@@ -106,8 +122,12 @@ func TestPreBound(t *testing.T) {
 // and is not given to a new claim, which gets a volume created after it.
 func TestRetainReleased(t *testing.T) {
 	f := newFixture(t)
-	startBinder(t, binder.Config{})
-	f.create(f.volume("kept", 1), f.claim("first", 1))
+	// The second claim below waits for a volume created after it: a
+	// short resync period finds it sooner, and syncs the Released volume
+	// more often meanwhile.
+	startBinder(t, binder.Config{ResyncPeriod: time.Second})
+	f.createAvailable(f.volume("kept", 1))
+	f.create(f.claim("first", 1))
 	f.waitBound(1, time.Minute)
 	first := f.getClaim("first")
 	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(t.Context(), "first", deleteNow()); err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volbind/volbind/binder"
@@ -116,13 +115,7 @@ func TestReclaimOnceAcrossInstances(t *testing.T) {
 		return volumeSyncs(t, regs[other]) >= before+want, nil
 	})
 	close(d.gate)
-	f.eventually(time.Minute, "the volume object to be deleted", func(ctx context.Context) (bool, error) {
-		_, err := f.cs.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
+	f.waitGone(pv.Name)
 	if got := d.calls(); len(got) != 1 {
 		t.Errorf("Deleter calls by %q, want exactly one", got)
 	}

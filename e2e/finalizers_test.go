@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/recycler"
@@ -58,12 +57,7 @@ func (f *fixture) waitGone(name string) {
 // volumeEvents returns the events about the (cluster-scoped) volume name
 // with the given reason; the recorder puts them in namespace "default".
 func (f *fixture) volumeEvents(ctx context.Context, name, reason string) ([]v1.Event, error) {
-	sel := fields.Set{"involvedObject.name": name, "reason": reason}.AsSelector().String()
-	list, err := f.cs.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	return f.eventsIn(ctx, metav1.NamespaceDefault, name, reason)
 }
 
 // deleteClaim deletes a claim of the fixture's namespace.
@@ -113,7 +107,8 @@ func TestBoundVolumeDeletedByUser(t *testing.T) {
 	pv := f.volume("old", 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": testProvisioner}
-	f.create(pv, f.claim("old", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("old", 1))
 	f.waitBound(1, time.Minute)
 	f.eventually(time.Minute, "the finalizer on the volume", func(context.Context) (bool, error) {
 		return slices.Contains(f.getVolume(pv.Name).Finalizers, binder.FinalizerPVController), nil
@@ -125,11 +120,8 @@ func TestBoundVolumeDeletedByUser(t *testing.T) {
 	f.eventually(time.Minute, "the volume to be Terminating", func(context.Context) (bool, error) {
 		return f.getVolume(pv.Name).DeletionTimestamp != nil, nil
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := b.WaitForQuiescence(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// The Binder has seen the volume Terminating and synced it.
+	f.settle(b)
 	if got := f.getVolume(pv.Name); got.Status.Phase != v1.VolumeBound || len(d.names()) != 0 {
 		t.Fatalf("volume deleted while bound: phase %s, Deleter calls %v; want Bound and no call", got.Status.Phase, d.names())
 	}
@@ -151,21 +143,18 @@ func TestStaticCSIVolumeDeleteStaysReleased(t *testing.T) {
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Spec.HostPath = nil
 	pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: "csi.e2e.volbind.io", VolumeHandle: f.ns + "-csi"}
-	f.create(pv, f.claim("csi", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("csi", 1))
 	f.waitBound(1, time.Minute)
 	f.deleteClaim("csi")
 	f.eventually(time.Minute, "the volume to be Released", func(context.Context) (bool, error) {
 		return f.getVolume(pv.Name).Status.Phase == v1.VolumeReleased, nil
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := b.WaitForQuiescence(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.settle(b)
 	if got := f.getVolume(pv.Name); got.Status.Phase != v1.VolumeReleased || got.Status.Message != "" {
 		t.Errorf("static CSI volume = %s %q, want Released without message", got.Status.Phase, got.Status.Message)
 	}
-	if evs, err := f.volumeEvents(ctx, pv.Name, binder.ReasonVolumeFailedDelete); err != nil || len(evs) != 0 {
+	if evs, err := f.volumeEvents(t.Context(), pv.Name, binder.ReasonVolumeFailedDelete); err != nil || len(evs) != 0 {
 		t.Errorf("VolumeFailedDelete events = %v (%v), want none", evs, err)
 	}
 }
@@ -185,17 +174,10 @@ func TestRecycleWaitsForPod(t *testing.T) {
 	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Recycler: r}, ResyncPeriod: time.Second})
 	pv := f.volume("used", 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRecycle
-	f.create(pv, f.claim("used", 1))
+	f.createAvailable(pv)
+	f.create(f.claim("used", 1))
 	f.waitBound(1, time.Minute)
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "user"},
-		Spec: v1.PodSpec{
-			Containers: []v1.Container{{Name: "c", Image: "busybox"}},
-			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
-				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "used"}}}},
-		},
-	}
-	if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+	if _, err := f.cs.CoreV1().Pods(f.ns).Create(t.Context(), f.podUsing("user", "used"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod: %v", err)
 	}
 	f.deleteClaim("used")
@@ -221,19 +203,7 @@ func TestRecycleWaitsForPod(t *testing.T) {
 	if err := f.cs.CoreV1().Pods(f.ns).Delete(t.Context(), "user", deleteNow()); err != nil {
 		t.Fatalf("delete pod: %v", err)
 	}
-	var rp *v1.Pod
-	f.eventually(time.Minute, "the recycler pod", func(ctx context.Context) (bool, error) {
-		var err error
-		rp, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	rp.Status.Phase = v1.PodSucceeded
-	if _, err := f.cs.CoreV1().Pods(f.ns).UpdateStatus(t.Context(), rp, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("complete the recycler pod: %v", err)
-	}
+	f.completePod(f.waitPod(podName))
 	f.eventually(time.Minute, "the recycled volume to be Available", func(context.Context) (bool, error) {
 		got := f.getVolume(pv.Name)
 		return got.Status.Phase == v1.VolumeAvailable && got.Spec.ClaimRef == nil, nil

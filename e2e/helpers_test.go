@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/volbind/volbind/binder"
 )
 
 // testLabel marks the volumes of a test with the test's namespace.
@@ -134,6 +136,41 @@ func (f *fixture) create(objs ...runtime.Object) {
 	}
 	if err := g.Wait(); err != nil {
 		f.t.Fatalf("create: %v", err)
+	}
+}
+
+// createAvailable creates the volumes and waits until the Binder has made
+// each Available, so that a claim created afterwards finds them at its
+// first sync (a claim that finds no volume waits for the next resync, as
+// in Kubernetes).
+func (f *fixture) createAvailable(pvs ...*v1.PersistentVolume) {
+	f.t.Helper()
+	objs := make([]runtime.Object, len(pvs))
+	for i, pv := range pvs {
+		objs[i] = pv
+	}
+	f.create(objs...)
+	for _, pv := range pvs {
+		f.eventually(time.Minute, "volume "+pv.Name+" to be Available", func(context.Context) (bool, error) {
+			return f.getVolume(pv.Name).Status.Phase == v1.VolumeAvailable, nil
+		})
+	}
+}
+
+// settle waits until b has handled every volume event the API server sent
+// before the call, and then until b is quiescent. It creates a volume of a
+// class no claim of the test asks for and waits until b has made it
+// Available: the volume informer delivers events in order, so the events
+// before it were handled too.
+func (f *fixture) settle(b *binder.Binder) {
+	f.t.Helper()
+	barrier := f.volume("barrier-"+utilrand.String(5), 1)
+	barrier.Spec.StorageClassName = f.class + "-barrier"
+	f.createAvailable(barrier)
+	ctx, cancel := context.WithTimeout(f.t.Context(), time.Minute)
+	defer cancel()
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		f.t.Fatalf("WaitForQuiescence: %v", err)
 	}
 }
 
@@ -294,8 +331,14 @@ func (f *fixture) checkBindings() map[string]string {
 // events returns the events of the namespace about object name with the
 // given reason.
 func (f *fixture) events(ctx context.Context, name, reason string) ([]v1.Event, error) {
+	return f.eventsIn(ctx, f.ns, name, reason)
+}
+
+// eventsIn returns the events of namespace about object name with the
+// given reason.
+func (f *fixture) eventsIn(ctx context.Context, namespace, name, reason string) ([]v1.Event, error) {
 	sel := fields.Set{"involvedObject.name": name, "reason": reason}.AsSelector().String()
-	list, err := f.cs.CoreV1().Events(f.ns).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	list, err := f.cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volbind/volbind/binder"
@@ -100,13 +99,7 @@ func TestProvisioning(t *testing.T) {
 	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(t.Context(), "dynamic", deleteNow()); err != nil {
 		t.Fatalf("delete claim: %v", err)
 	}
-	f.eventually(time.Minute, "the provisioned volume to be deleted", func(ctx context.Context) (bool, error) {
-		_, err := f.cs.CoreV1().PersistentVolumes().Get(ctx, want, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
+	f.waitGone(want)
 	if names := d.names(); !slices.Equal(names, []string{want}) {
 		t.Errorf("Deleter deleted %q, want [%s]", names, want)
 	}

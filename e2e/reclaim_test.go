@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -46,13 +47,40 @@ func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimP
 	f.t.Helper()
 	pv := f.volume(name, 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = policy
-	f.create(pv, f.claim(name, 1))
+	f.createAvailable(pv)
+	f.create(f.claim(name, 1))
 	f.waitBound(1, time.Minute)
 	bound := f.getVolume(pv.Name)
 	if err := f.cs.CoreV1().PersistentVolumeClaims(f.ns).Delete(f.t.Context(), name, deleteNow()); err != nil {
 		f.t.Fatalf("delete claim %s: %v", name, err)
 	}
 	return bound
+}
+
+// waitPod waits until the pod name exists in the fixture's namespace and
+// returns it.
+func (f *fixture) waitPod(name string) *v1.Pod {
+	f.t.Helper()
+	var pod *v1.Pod
+	f.eventually(time.Minute, "pod "+name, func(ctx context.Context) (bool, error) {
+		var err error
+		pod, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	return pod
+}
+
+// completePod plays the kubelet: it marks the pod Succeeded.
+func (f *fixture) completePod(pod *v1.Pod) {
+	f.t.Helper()
+	pod = pod.DeepCopy()
+	pod.Status.Phase = v1.PodSucceeded
+	if _, err := f.cs.CoreV1().Pods(pod.Namespace).UpdateStatus(f.t.Context(), pod, metav1.UpdateOptions{}); err != nil {
+		f.t.Fatalf("complete pod %s: %v", pod.Name, err)
+	}
 }
 
 // TestReclaimDelete deletes the claim of a bound volume with the Delete
@@ -63,22 +91,17 @@ func TestReclaimDelete(t *testing.T) {
 	d := &fakeDeleter{}
 	startBinder(t, binder.Config{Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{"kubernetes.io/host-path": d}}})
 	pv := f.bindAndRelease("doomed", v1.PersistentVolumeReclaimDelete)
-	f.eventually(time.Minute, "the volume object to be deleted", func(ctx context.Context) (bool, error) {
-		_, err := f.cs.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
+	f.waitGone(pv.Name)
 	if got := d.names(); !slices.Equal(got, []string{pv.Name}) {
 		t.Errorf("Deleter deleted %q, want [%s]", got, pv.Name)
 	}
 }
 
 // TestReclaimRecycle deletes the claim of a bound volume with the Recycle
-// policy: the Binder creates the recycler pod; the test plays the kubelet
-// and marks the pod Succeeded; the volume becomes Available again, without
-// claimRef, and the pod is deleted.
+// policy: the Binder marks the volume with its volbind.io/operation
+// annotation (op recycle) and creates the recycler pod; the test plays the
+// kubelet and marks the pod Succeeded; the volume becomes Available again,
+// without claimRef and without the mark, and the pod is deleted.
 func TestReclaimRecycle(t *testing.T) {
 	f := newFixture(t)
 	template := recycler.DefaultPodTemplate()
@@ -91,30 +114,32 @@ func TestReclaimRecycle(t *testing.T) {
 	pv := f.bindAndRelease("scrubbed", v1.PersistentVolumeReclaimRecycle)
 
 	podName := recycler.PodName(pv.Name)
-	var pod *v1.Pod
-	f.eventually(time.Minute, "the recycler pod", func(ctx context.Context) (bool, error) {
-		var err error
-		pod, err = f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
+	pod := f.waitPod(podName)
+	// The operation mark was written before the recycler was called.
+	var mark struct {
+		Op    string    `json:"op"`
+		Owner string    `json:"owner"`
+		Start time.Time `json:"start"`
+	}
+	raw := f.getVolume(pv.Name).Annotations[binder.AnnOperation]
+	if err := json.Unmarshal([]byte(raw), &mark); err != nil || mark.Op != "recycle" || mark.Owner == "" || mark.Start.IsZero() {
+		t.Errorf("annotation %s while recycling = %q (%v), want op recycle with an owner and a start time", binder.AnnOperation, raw, err)
+	}
 	if got := pod.Annotations[recycler.AnnVolume]; got != pv.Name {
 		t.Errorf("recycler pod annotation %s = %q, want %q", recycler.AnnVolume, got, pv.Name)
 	}
 	if len(pod.Spec.Volumes) == 0 || pod.Spec.Volumes[0].HostPath == nil || pod.Spec.Volumes[0].HostPath.Path != pv.Spec.HostPath.Path {
 		t.Errorf("recycler pod volumes = %+v, want the volume's host path %s first", pod.Spec.Volumes, pv.Spec.HostPath.Path)
 	}
-	pod.Status.Phase = v1.PodSucceeded
-	if _, err := f.cs.CoreV1().Pods(f.ns).UpdateStatus(t.Context(), pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("complete the recycler pod: %v", err)
-	}
+	f.completePod(pod)
 
 	f.eventually(time.Minute, "the recycled volume to be Available", func(ctx context.Context) (bool, error) {
 		got := f.getVolume(pv.Name)
 		return got.Status.Phase == v1.VolumeAvailable && got.Spec.ClaimRef == nil, nil
 	})
+	if got := f.getVolume(pv.Name).Annotations; got[binder.AnnOperation] != "" {
+		t.Errorf("recycled volume keeps the operation mark: annotations %v", got)
+	}
 	f.eventually(time.Minute, "the recycler pod to be deleted", func(ctx context.Context) (bool, error) {
 		_, err := f.cs.CoreV1().Pods(f.ns).Get(ctx, podName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

@@ -58,6 +58,20 @@ func (r *recorder) snapshot() []enqueue {
 	return append([]enqueue(nil), r.adds...)
 }
 
+// newFakeResync returns a Resync of cfg on a fake clock at the Unix epoch
+// (cfg.Clock is set to it) that enqueues into a recorder.
+func newFakeResync(t *testing.T, cfg ResyncConfig) (*Resync[string], *testingclock.FakeClock, *recorder) {
+	t.Helper()
+	fc := testingclock.NewFakeClock(time.Unix(0, 0))
+	q := newRecorder(fc)
+	cfg.Clock = fc
+	r, err := NewResync(q, StringHash, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, fc, q
+}
+
 // startResync runs r.Run in a goroutine until the test ends.
 func startResync[T comparable](t *testing.T, r *Resync[T]) (stop func()) {
 	t.Helper()
@@ -234,12 +248,7 @@ func TestResyncFlat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			const period = 100 * time.Second
-			fc := testingclock.NewFakeClock(time.Unix(0, 0))
-			q := newRecorder(fc)
-			r, err := NewResync(q, StringHash, ResyncConfig{Period: period, Clock: fc, Slots: tc.slots})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: tc.slots})
 			keys := keyNames("default/claim", tc.keys)
 			for _, k := range keys {
 				r.Add(k)
@@ -288,12 +297,7 @@ func TestPlainHashIsNotFlat(t *testing.T) {
 
 func TestResyncAddRemoveWhileRunning(t *testing.T) {
 	const period = 10 * time.Second
-	fc := testingclock.NewFakeClock(time.Unix(0, 0))
-	q := newRecorder(fc)
-	r, err := NewResync(q, StringHash, ResyncConfig{Period: period, Clock: fc, Slots: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: 100})
 	startResync(t, r)
 	pollUntil(t, "Run waits", fc.HasWaiters)
 	keys := keyNames("pv", 50)
@@ -331,14 +335,7 @@ func TestResyncAddRemoveWhileRunning(t *testing.T) {
 
 func TestResyncJitter(t *testing.T) {
 	const period, jitter = 10 * time.Second, 0.05
-	fc := testingclock.NewFakeClock(time.Unix(0, 0))
-	q := newRecorder(fc)
-	r, err := NewResync(q, StringHash, ResyncConfig{
-		Period: period, Clock: fc, Slots: 100, Jitter: jitter, Rand: rand.New(rand.NewPCG(1, 2)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: 100, Jitter: jitter, Rand: rand.New(rand.NewPCG(1, 2))})
 	keys := keyNames("pv", 300)
 	for _, k := range keys {
 		r.Add(k)
@@ -503,12 +500,7 @@ func TestResyncRemoveRacesRun(t *testing.T) {
 // again once Run has enqueued the slot's keys.
 func TestResyncDue(t *testing.T) {
 	const period = 10 * time.Second
-	fc := testingclock.NewFakeClock(time.Unix(0, 0))
-	q := newRecorder(fc)
-	r, err := NewResync(q, StringHash, ResyncConfig{Period: period, Clock: fc, Slots: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: 10})
 	r.Add("pv1")
 	if r.Due(fc.Now().Add(2 * period)) {
 		t.Errorf("Due before Run = true, want false")
