@@ -65,7 +65,7 @@ func BenchmarkBinderBindAll(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		objs := bindObjects(n)
 		fresh := pendingVolumes(objs)
-		for _, workers := range []int{1, 2} {
+		for _, workers := range []int{1, 2, 8, 32} {
 			b.Run(fmt.Sprintf("claims=%d/workers=%d", n, workers), func(b *testing.B) {
 				benchmarkBindAll(b, objs, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
 			})
