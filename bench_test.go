@@ -172,7 +172,7 @@ func BenchmarkResyncSchedule(b *testing.B) {
 		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := jitter.NewResync[string](q, jitter.StringHash, jitter.ResyncConfig{Period: 10 * time.Minute})
+				r, err := jitter.NewResync[string](q.Add, jitter.StringHash, jitter.ResyncConfig{Period: 10 * time.Minute})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -195,7 +195,7 @@ func BenchmarkResyncPeriod(b *testing.B) {
 			fc := testingclock.NewFakeClock(time.Unix(0, 0))
 			q := workqueue.NewTypedDelayingQueue[string]()
 			defer q.ShutDown()
-			r, err := jitter.NewResync[string](q, jitter.StringHash, jitter.ResyncConfig{Period: period, Clock: fc})
+			r, err := jitter.NewResync[string](q.Add, jitter.StringHash, jitter.ResyncConfig{Period: period, Clock: fc})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/pvindex"
 )
 
@@ -34,26 +34,48 @@ import (
 // write of one volume never run at once, and each starts from the version
 // the other left in the store.
 
-// waitingClaim is what holds remembers of a claim in the claim queue.
-type waitingClaim struct {
-	group   pvindex.Group
-	request int64 // bytes, rounded up
-	// volumeName is the volume the claim asks for by name; empty for a
-	// claim that takes the best match.
-	volumeName string
+// availability decides when a volume sync marks an unbound volume
+// Available, and learns what it needs for that from the claim syncs and the
+// handlers. markNow is Kubernetes' behaviour; *holds implements
+// Config.AvailableDelay. All methods are safe for concurrent use.
+type availability interface {
+	// hold returns how long the Available write of pv must wait (zero:
+	// write it now) and a claim to queue for pv, or "".
+	hold(pv *v1.PersistentVolume) (wait time.Duration, wake string)
+	// claimUnmatched records that the claim's sync found no volume.
+	claimUnmatched(key string, pvc *v1.PersistentVolumeClaim)
+	// claimGone forgets a deleted claim.
+	claimGone(key string)
+	// volumeGone forgets a deleted volume.
+	volumeGone(name string)
 }
 
+// markNow marks every unbound volume Available at once, as Kubernetes does.
+type markNow struct{}
+
+var (
+	_ availability = markNow{}
+	_ availability = (*holds)(nil)
+)
+
+func (markNow) hold(*v1.PersistentVolume) (time.Duration, string) { return 0, "" }
+func (markNow) claimUnmatched(string, *v1.PersistentVolumeClaim)  {}
+func (markNow) claimGone(string)                                  {}
+func (markNow) volumeGone(string)                                 {}
+
 // holds tracks the volumes whose Available write is held back and the
-// claims that are queued or being synced and might still take one.
+// claims whose last sync found no volume. Whether a claim waiting in the
+// claim queue might take a volume it asks the tracker (mayTake), never
+// with its own lock held.
 type holds struct {
+	delay   time.Duration
+	clock   clock.PassiveClock
+	mayTake func(*v1.PersistentVolume) bool
+
+	// mu guards the fields below.
 	mu sync.Mutex
 	// since is when each held volume was first held.
 	since map[string]time.Time
-	// claims holds the waiting claims by key; sizes counts them by group
-	// and request, byVolume by the volume they ask for.
-	claims   map[string]waitingClaim
-	sizes    map[pvindex.Group]map[int64]int
-	byVolume map[string]int
 	// unmatched holds, by group and in the order they were found, the
 	// claims whose last sync found no volume; a new volume wakes the first
 	// one it fits (one volume serves one claim), instead of letting it wait
@@ -69,14 +91,15 @@ type unmatchedClaim struct {
 	request int64
 }
 
-func newHolds() *holds {
+// newHolds returns the holds of Config.AvailableDelay delay; mayTake
+// reports whether a claim waiting in the claim queue might take a volume.
+func newHolds(delay time.Duration, clk clock.PassiveClock, mayTake func(*v1.PersistentVolume) bool) *holds {
 	return &holds{
-		since:     make(map[string]time.Time),
-		claims:    make(map[string]waitingClaim),
-		sizes:     make(map[pvindex.Group]map[int64]int),
-		byVolume:  make(map[string]int),
-		unmatched: make(map[pvindex.Group][]unmatchedClaim),
-
+		delay:          delay,
+		clock:          clk,
+		mayTake:        mayTake,
+		since:          make(map[string]time.Time),
+		unmatched:      make(map[pvindex.Group][]unmatchedClaim),
 		unmatchedGroup: make(map[string]pvindex.Group),
 	}
 }
@@ -124,7 +147,7 @@ func (h *holds) dropUnmatchedLocked(key string) {
 // its group that it is large enough for (which is then forgotten), or "".
 func (h *holds) wakeLocked(pv *v1.PersistentVolume) string {
 	if ref := pv.Spec.ClaimRef; ref != nil {
-		return ref.Namespace + "/" + ref.Name
+		return cache.ClaimKey(ref.Namespace, ref.Name)
 	}
 	g := pvindex.VolumeGroup(pv)
 	capacity := pv.Spec.Capacity[v1.ResourceStorage]
@@ -153,150 +176,49 @@ func holdable(pv *v1.PersistentVolume) bool {
 	return unmarked(pv) && pv.DeletionTimestamp == nil && (ref == nil || ref.UID == "")
 }
 
-// waitingFor returns what holds remembers of a queued claim, and false for
-// a claim that cannot take an unbound volume (gone, bound already, or of a
-// WaitForFirstConsumer class).
-func waitingFor(pvc *v1.PersistentVolumeClaim, delayed bool) (waitingClaim, bool) {
-	if pvc == nil || delayed || metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
-		return waitingClaim{}, false
-	}
-	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
-	return waitingClaim{
-		group:      pvindex.ClaimGroup(pvc),
-		request:    request.Value(),
-		volumeName: pvc.Spec.VolumeName,
-	}, true
-}
-
-// claimQueued records that the claim with key is in the claim queue, as w
-// when ok (see waitingFor); otherwise it is forgotten.
-func (h *holds) claimQueued(key string, w waitingClaim, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.forgetClaimLocked(key)
-	h.dropUnmatchedLocked(key) // it searches again
-	if !ok {
-		return
-	}
-	h.claims[key] = w
-	if w.volumeName != "" {
-		h.byVolume[w.volumeName]++
-		return
-	}
-	m := h.sizes[w.group]
-	if m == nil {
-		m = make(map[int64]int)
-		h.sizes[w.group] = m
-	}
-	m[w.request]++
-}
-
-// claimDone forgets a claim whose sync has finished and that is not queued
-// again.
-func (h *holds) claimDone(key string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.forgetClaimLocked(key)
-}
-
-func (h *holds) forgetClaimLocked(key string) {
-	w, ok := h.claims[key]
-	if !ok {
-		return
-	}
-	delete(h.claims, key)
-	if w.volumeName != "" {
-		if h.byVolume[w.volumeName]--; h.byVolume[w.volumeName] <= 0 {
-			delete(h.byVolume, w.volumeName)
-		}
-		return
-	}
-	m := h.sizes[w.group]
-	if m[w.request]--; m[w.request] <= 0 {
-		delete(m, w.request)
-		if len(m) == 0 {
-			delete(h.sizes, w.group)
-		}
-	}
-}
-
-// mayTakeLocked reports whether a waiting claim might take pv: the claim it
-// is pre-bound to, a claim that asks for it by name, or a claim of its
-// class, VolumeAttributesClass and volume mode that requests no more than
-// its capacity (access modes and selectors are not checked: holding a
-// volume a little longer than needed is harmless).
-func (h *holds) mayTakeLocked(pv *v1.PersistentVolume) bool {
-	if ref := pv.Spec.ClaimRef; ref != nil {
-		_, ok := h.claims[ref.Namespace+"/"+ref.Name]
-		return ok
-	}
-	if h.byVolume[pv.Name] > 0 {
-		return true
-	}
-	capacity := pv.Spec.Capacity[v1.ResourceStorage]
-	c := capacity.Value()
-	for request := range h.sizes[pvindex.VolumeGroup(pv)] {
-		if request <= c {
-			return true
-		}
-	}
-	return false
-}
-
 // hold decides whether the Available write of pv waits, and for how long:
-// delay after the volume was first held, then delay again each time a
-// waiting claim might take it. Zero means "mark it now". When the volume is
-// seen for the first time, wake names a claim to queue (see wakeLocked).
-func (h *holds) hold(pv *v1.PersistentVolume, now time.Time, delay time.Duration) (wait time.Duration, wake string) {
+// the delay after the volume was first held, then the delay again each
+// time a waiting claim might take it. Zero means "mark it now". When the
+// volume is seen for the first time, wake names a claim to queue (see
+// wakeLocked). A volume that is not holdable is forgotten and not held.
+func (h *holds) hold(pv *v1.PersistentVolume) (wait time.Duration, wake string) {
+	if !holdable(pv) {
+		h.volumeGone(pv.Name)
+		return 0, ""
+	}
+	now := h.clock.Now()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	since, ok := h.since[pv.Name]
 	if !ok {
 		h.since[pv.Name] = now
-		return delay, h.wakeLocked(pv)
+		wake = h.wakeLocked(pv)
 	}
-	if left := since.Add(delay).Sub(now); left > 0 {
+	h.mu.Unlock()
+	if !ok {
+		return h.delay, wake
+	}
+	if left := since.Add(h.delay).Sub(now); left > 0 {
 		return left, ""
 	}
-	if h.mayTakeLocked(pv) {
-		return delay, ""
+	if h.mayTake(pv) {
+		return h.delay, ""
 	}
 	return 0, ""
 }
 
-// forgetVolume drops a volume that is no longer held.
-func (h *holds) forgetVolume(name string) {
+// volumeGone drops a volume that is no longer held.
+func (h *holds) volumeGone(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.since, name)
 }
 
-// reset forgets the waiting claims when Run stops (the queues are gone).
-func (h *holds) reset() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	clear(h.claims)
-	clear(h.sizes)
-	clear(h.byVolume)
-	clear(h.unmatched)
-	clear(h.unmatchedGroup)
-}
-
 // holdAvailable reports whether the volume sync must not mark pv Available
-// yet, and then queues pv again for when the hold may end. Without
-// AvailableDelay, or for a volume that is not holdable, it reports false.
+// yet, and then queues pv again for when the hold may end.
 func (b *Binder) holdAvailable(ctx context.Context, pv *v1.PersistentVolume) bool {
-	h := b.holds
-	if h == nil {
-		return false
-	}
-	if !holdable(pv) {
-		h.forgetVolume(pv.Name)
-		return false
-	}
-	wait, wake := h.hold(pv, b.cfg.Clock.Now(), b.cfg.AvailableDelay)
+	wait, wake := b.avail.hold(pv)
 	if wake != "" {
-		b.enqueueClaim(wake)
+		b.work.add(claimWork(wake))
 	}
 	if wait <= 0 {
 		return false
@@ -304,15 +226,12 @@ func (b *Binder) holdAvailable(ctx context.Context, pv *v1.PersistentVolume) boo
 	if v := klog.FromContext(ctx).V(4); v.Enabled() {
 		v.Info("Holding back the Available phase of a new volume", "volumeName", pv.Name, "for", wait)
 	}
-	if rs := b.running.Load(); rs != nil {
-		rs.volumes.AddAfter(pv.Name, wait)
-	}
+	b.work.addAfter(volumeWork(pv.Name), wait)
 	return true
 }
 
-// waitingClaimOf looks up what holds will remember of the claim with key
-// once it is queued. It reads the store and the classes, so callers do it
-// before they take b.mu.
+// waitingClaimOf looks up what the tracker will remember of the claim
+// with key once it is queued (the tracker's lookup with AvailableDelay).
 func (b *Binder) waitingClaimOf(key string) (waitingClaim, bool) {
 	pvc, ok := b.store.claim(key)
 	if !ok {

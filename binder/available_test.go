@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/binder/bindertest"
@@ -29,10 +30,10 @@ func newPairs(n int, sameSize bool) []runtime.Object {
 	return out
 }
 
-// queue records claim as queued, as Binder.enqueue does.
-func queue(h *holds, key string, claim *v1.PersistentVolumeClaim, delayed bool) {
+// queue records claim as queued, as tracker.add does.
+func queue(wc *waitingClaims, key string, claim *v1.PersistentVolumeClaim, delayed bool) {
 	w, ok := waitingFor(claim, delayed)
-	h.claimQueued(key, w, ok)
+	wc.queued(key, w, ok)
 }
 
 // heldVolumes returns the number of volumes being held.
@@ -62,7 +63,7 @@ func TestAvailableDelayBindsNewVolumesWithFourWrites(t *testing.T) {
 			// held volumes' delayed syncs have run, nothing is held and
 			// nothing more was written.
 			e.fc.Step(time.Minute)
-			e.eventually(b, func() bool { return heldVolumes(b.holds) == 0 })
+			e.eventually(b, func() bool { return heldVolumes(b.avail.(*holds)) == 0 })
 			if got := e.writes(); got != 4*n {
 				t.Errorf("writes after the delay = %d, want %d", got, 4*n)
 			}
@@ -182,28 +183,33 @@ func TestHoldsWaitingClaims(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHolds()
-			queue(h, ns+"/c", tc.claim, tc.delay)
-			if got, _ := h.hold(tc.pv, now, delay); got != delay {
+			wc := newWaitingClaims()
+			fc := testingclock.NewFakePassiveClock(now)
+			h := newHolds(delay, fc, wc.mayTake)
+			tc.pv.Status.Phase = v1.VolumePending // new: holdable
+			queue(&wc, ns+"/c", tc.claim, tc.delay)
+			if got, _ := h.hold(tc.pv); got != delay {
 				t.Fatalf("first hold = %v, want %v", got, delay)
 			}
-			if got, _ := h.hold(tc.pv, now.Add(2*time.Second), delay); got != 3*time.Second {
+			fc.SetTime(now.Add(2 * time.Second))
+			if got, _ := h.hold(tc.pv); got != 3*time.Second {
 				t.Fatalf("hold during the delay = %v, want 3s", got)
 			}
 			want := time.Duration(0)
 			if tc.holdOn {
 				want = delay
 			}
-			if got, _ := h.hold(tc.pv, now.Add(delay), delay); got != want {
+			fc.SetTime(now.Add(delay))
+			if got, _ := h.hold(tc.pv); got != want {
 				t.Fatalf("hold after the delay = %v, want %v", got, want)
 			}
 			// The claim was synced: nothing keeps the volume held.
-			h.claimDone(ns + "/c")
-			if got, _ := h.hold(tc.pv, now.Add(delay), delay); got != 0 {
+			wc.done(ns + "/c")
+			if got, _ := h.hold(tc.pv); got != 0 {
 				t.Fatalf("hold after the claim's sync = %v, want 0", got)
 			}
-			if len(h.claims) != 0 || len(h.sizes) != 0 || len(h.byVolume) != 0 {
-				t.Errorf("claims left behind: %v %v %v", h.claims, h.sizes, h.byVolume)
+			if len(wc.claims) != 0 || len(wc.sizes) != 0 || len(wc.byVolume) != 0 {
+				t.Errorf("claims left behind: %v %v %v", wc.claims, wc.sizes, wc.byVolume)
 			}
 		})
 	}
@@ -212,20 +218,17 @@ func TestHoldsWaitingClaims(t *testing.T) {
 // A claim queued twice counts once, and its newest version counts.
 func TestHoldsRequeuedClaim(t *testing.T) {
 	t.Parallel()
-	h := newHolds()
+	wc := newWaitingClaims()
 	pv := newPV("pv", "1Gi")
-	queue(h, ns+"/c", newPVC("c", "1Gi"), false)
-	queue(h, ns+"/c", newPVC("c", "1Gi"), false)
-	queue(h, ns+"/c", newPVC("c", "4Gi"), false) // grew: cannot take pv any more
-	h.mu.Lock()
-	may := h.mayTakeLocked(pv)
-	h.mu.Unlock()
-	if may {
+	queue(&wc, ns+"/c", newPVC("c", "1Gi"), false)
+	queue(&wc, ns+"/c", newPVC("c", "1Gi"), false)
+	queue(&wc, ns+"/c", newPVC("c", "4Gi"), false) // grew: cannot take pv any more
+	if wc.mayTake(pv) {
 		t.Errorf("the 4Gi claim may take a 1Gi volume")
 	}
-	h.claimDone(ns + "/c")
-	if len(h.claims) != 0 || len(h.sizes) != 0 {
-		t.Errorf("claims left behind: %v %v", h.claims, h.sizes)
+	wc.done(ns + "/c")
+	if len(wc.claims) != 0 || len(wc.sizes) != 0 {
+		t.Errorf("claims left behind: %v %v", wc.claims, wc.sizes)
 	}
 }
 
@@ -282,9 +285,10 @@ func TestAvailableDelayNewVolumeWakesUnmatchedClaim(t *testing.T) {
 	e.run(b)
 	e.settle(b)
 	e.events()
-	b.holds.mu.Lock()
-	unmatched := len(b.holds.unmatchedGroup)
-	b.holds.mu.Unlock()
+	h := b.avail.(*holds)
+	h.mu.Lock()
+	unmatched := len(h.unmatchedGroup)
+	h.mu.Unlock()
 	if unmatched != 3 {
 		t.Fatalf("%d unmatched claims, want 3", unmatched)
 	}
@@ -300,30 +304,29 @@ func TestAvailableDelayNewVolumeWakesUnmatchedClaim(t *testing.T) {
 	if got := e.writes(); got != 1+4 {
 		t.Errorf("writes = %d, want the create and 4", got)
 	}
-	b.holds.mu.Lock()
-	defer b.holds.mu.Unlock()
-	if _, ok := b.holds.unmatchedGroup[ns+"/big"]; !ok || len(b.holds.unmatchedGroup) != 2 {
-		t.Errorf("unmatched claims %v, want big and other still listed", b.holds.unmatchedGroup)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.unmatchedGroup[ns+"/big"]; !ok || len(h.unmatchedGroup) != 2 {
+		t.Errorf("unmatched claims %v, want big and other still listed", h.unmatchedGroup)
 	}
 }
 
 // A deleted or re-queued claim is no longer offered new volumes.
 func TestHoldsUnmatchedForgotten(t *testing.T) {
 	t.Parallel()
-	h := newHolds()
+	h := newHolds(time.Second, testingclock.NewFakePassiveClock(time.Unix(0, 0)), func(*v1.PersistentVolume) bool { return false })
 	h.claimUnmatched(ns+"/a", newPVC("a", "1Gi"))
 	h.claimUnmatched(ns+"/b", newPVC("b", "1Gi"))
 	h.claimUnmatched(ns+"/c", newPVC("c", "1Gi"))
 	h.claimGone(ns + "/a")
-	queue(h, ns+"/b", newPVC("b", "1Gi"), false)
-	now := time.Unix(0, 0)
-	if _, wake := h.hold(newPV("pv1", "1Gi"), now, time.Second); wake != ns+"/c" {
+	h.claimGone(ns + "/b") // queued again: the tracker's claimQueued hook
+	if _, wake := h.hold(newPV("pv1", "1Gi", pvPhase(v1.VolumePending))); wake != ns+"/c" {
 		t.Errorf("new volume wakes %q, want %q", wake, ns+"/c")
 	}
-	if _, wake := h.hold(newPV("pv2", "1Gi"), now, time.Second); wake != "" {
+	if _, wake := h.hold(newPV("pv2", "1Gi", pvPhase(v1.VolumePending))); wake != "" {
 		t.Errorf("second volume wakes %q, want nobody", wake)
 	}
-	if _, wake := h.hold(newPV("pv3", "1Gi", boundTo("x", "")), now, time.Second); wake != ns+"/x" {
+	if _, wake := h.hold(newPV("pv3", "1Gi", pvPhase(v1.VolumePending), boundTo("x", ""))); wake != ns+"/x" {
 		t.Errorf("pre-bound volume wakes %q, want its claim", wake)
 	}
 	if len(h.unmatched) != 0 || len(h.unmatchedGroup) != 0 {

@@ -71,7 +71,7 @@ func (b *Binder) bind(ctx context.Context, pv *v1.PersistentVolume, claim *v1.Pe
 // volume) is rolled back by their syncs now, not at their next resync.
 func (b *Binder) enqueueOtherClaimants(claim *v1.PersistentVolumeClaim, name string) {
 	for _, other := range b.store.index.ClaimedBy(claim.Namespace, claim.Name, name) {
-		b.enqueueVolume(other)
+		b.work.add(volumeWork(other))
 	}
 }
 
@@ -322,7 +322,7 @@ func (b *Binder) enqueueClaimsFor(pv *v1.PersistentVolume) {
 			continue
 		}
 		if request := pvc.Spec.Resources.Requests[v1.ResourceStorage]; request.Cmp(capacity) <= 0 {
-			b.enqueueClaim(claimKeyOf(pvc))
+			b.work.add(claimWork(claimKeyOf(pvc)))
 		}
 	}
 }

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/keymutex"
 
+	"github.com/volbind/volbind/jitter"
 	"github.com/volbind/volbind/operations"
 )
 
@@ -48,40 +46,19 @@ type Binder struct {
 	// could not unbind the volume only unbinds when it runs again.
 	scrubbed sync.Map // types.UID -> types.UID
 
-	// holds tracks the volumes whose Available write is held back and the
-	// claims that might take them; nil without Config.AvailableDelay.
-	holds *holds
+	// work tracks the queues, retries, resyncs and quiescence; avail
+	// decides when unbound volumes are marked Available.
+	work  *tracker
+	avail availability
 
 	started atomic.Bool
 	// ignoredLogged is set once an ignored informer object was logged at
 	// the default verbosity (ignored.go).
 	ignoredLogged atomic.Bool
-	// running holds the queues while Run runs; nil before and after.
-	running atomic.Pointer[runState]
 	// ready is closed once Run has queued every known object, or has
 	// returned without doing so.
 	ready     chan struct{}
 	readyOnce sync.Once
-
-	// mu guards the work accounting below.
-	mu sync.Mutex
-	// queued holds the keys added to a queue and not yet taken by a worker.
-	queued map[workKey]struct{}
-	// retrying holds the keys whose last sync failed and that wait for
-	// their rate-limited retry.
-	retrying map[workKey]struct{}
-	// inflight counts running syncs.
-	inflight int
-	// operating counts the operations started and not returned yet.
-	operating int
-	// waiters are closed when the Binder becomes quiescent.
-	waiters []chan struct{}
-}
-
-// workKey is a queue key with its queue.
-type workKey struct {
-	volume bool
-	key    string
 }
 
 // New returns a Binder that writes through api. It starts no goroutine:
@@ -102,26 +79,37 @@ func New(api API, cfg Config) (*Binder, error) {
 	if cfg.Fence != nil {
 		api = &fencedAPI{API: api, fence: cfg.Fence}
 	}
-	var h *holds
-	if cfg.AvailableDelay > 0 {
-		h = newHolds()
-	}
-	return &Binder{
+	b := &Binder{
 		api:     api,
 		cfg:     cfg,
 		metrics: m,
-		holds:   h,
-		store:   newStore(cfg.Clock.Now, h != nil),
+		store:   newStore(cfg.Clock.Now, cfg.AvailableDelay > 0),
 		ops: operations.New(operations.Config{Clock: cfg.Clock,
 			InitialDelay: cfg.OperationInitialDelay, MaxDelay: cfg.OperationMaxDelay}),
 		claimLocks:  keymutex.NewHashed(256),
 		volumeLocks: keymutex.NewHashed(256),
 		reserved:    make(map[string]bool),
 		missed:      make(map[string]struct{}),
+		avail:       markNow{},
 		ready:       make(chan struct{}),
-		queued:      make(map[workKey]struct{}),
-		retrying:    make(map[workKey]struct{}),
-	}, nil
+	}
+	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: m.provider()}
+	if cfg.ResyncPeriod > 0 {
+		tcfg.resync = jitter.ResyncConfig{Period: cfg.ResyncPeriod, Jitter: cfg.ResyncJitter, Clock: cfg.Clock}
+	}
+	if cfg.AvailableDelay > 0 {
+		var h *holds
+		tcfg.claimQueued = func(key string) (waitingClaim, bool) {
+			h.claimGone(key) // it searches again
+			return b.waitingClaimOf(key)
+		}
+		b.work = newTracker(tcfg)
+		h = newHolds(cfg.AvailableDelay, cfg.Clock, b.work.mayTake)
+		b.avail = h
+	} else {
+		b.work = newTracker(tcfg)
+	}
+	return b, nil
 }
 
 // Run waits for the Config's Synced functions, queues every known object,
@@ -143,20 +131,20 @@ func (b *Binder) Run(ctx context.Context) error {
 	if len(b.cfg.Synced) > 0 && !toolscache.WaitForCacheSync(ctx.Done(), b.cfg.Synced...) {
 		return nil
 	}
-	rs, err := b.newRunState()
+	rs, err := b.work.start()
 	if err != nil {
 		return err
 	}
-	b.running.Store(rs)
-	defer b.stop(rs)
+	defer b.work.stop(rs)
 
 	for _, pv := range b.store.volumes.List() {
-		b.track(workKey{volume: true, key: pv.Name})
-		b.enqueueVolume(pv.Name)
+		b.work.track(volumeWork(pv.Name))
+		b.work.add(volumeWork(pv.Name))
 	}
 	for _, pvc := range b.store.claims.List() {
-		b.track(workKey{key: claimKeyOf(pvc)})
-		b.enqueueClaim(claimKeyOf(pvc))
+		key := claimKeyOf(pvc)
+		b.work.track(claimWork(key))
+		b.work.add(claimWork(key))
 	}
 	b.setReady()
 	logger.V(2).Info("Starting volume binder", "claimWorkers", b.cfg.ClaimWorkers, "volumeWorkers", b.cfg.VolumeWorkers,
@@ -167,10 +155,10 @@ func (b *Binder) Run(ctx context.Context) error {
 		wg.Go(func() { r.Run(ctx) })
 	}
 	for range b.cfg.ClaimWorkers {
-		wg.Go(func() { b.work(ctx, rs.claims, false) })
+		wg.Go(func() { b.work.work(ctx, rs, claimQueue, b.syncKey) })
 	}
 	for range b.cfg.VolumeWorkers {
-		wg.Go(func() { b.work(ctx, rs.volumes, true) })
+		wg.Go(func() { b.work.work(ctx, rs, volumeQueue, b.syncKey) })
 	}
 	<-ctx.Done()
 	rs.claims.ShutDown()
@@ -181,88 +169,6 @@ func (b *Binder) Run(ctx context.Context) error {
 }
 
 func (b *Binder) setReady() { b.readyOnce.Do(func() { close(b.ready) }) }
-
-// stop forgets the queues and wakes the quiescence waiters.
-func (b *Binder) stop(rs *runState) {
-	b.running.CompareAndSwap(rs, nil)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	clear(b.queued)
-	clear(b.retrying)
-	if b.holds != nil {
-		b.holds.reset()
-	}
-	b.wakeLocked()
-}
-
-// work is one worker's loop: it syncs keys of q until q shuts down.
-func (b *Binder) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], volume bool) {
-	for {
-		key, quit := q.Get()
-		if quit {
-			return
-		}
-		wk := workKey{volume: volume, key: key}
-		b.mu.Lock()
-		delete(b.queued, wk)
-		b.inflight++
-		b.mu.Unlock()
-
-		retry := false
-		if ctx.Err() == nil {
-			err := b.syncKey(ctx, wk)
-			switch {
-			case err == nil || IsInvalidObject(err):
-				q.Forget(key)
-			default:
-				retry = true
-				q.AddRateLimited(key)
-			}
-		}
-		b.mu.Lock()
-		if retry {
-			b.retrying[wk] = struct{}{}
-		} else {
-			delete(b.retrying, wk)
-		}
-		if _, again := b.queued[wk]; !again && !volume && b.holds != nil {
-			b.holds.claimDone(key)
-		}
-		b.mu.Unlock()
-		q.Done(key)
-		b.finish()
-	}
-}
-
-// finish ends one sync and wakes the waiters when nothing is left to do.
-func (b *Binder) finish() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inflight--
-	if b.idleLocked() {
-		b.wakeLocked()
-	}
-}
-
-func (b *Binder) idleLocked() bool {
-	if b.inflight > 0 || b.operating > 0 || len(b.queued) > 0 || len(b.retrying) > 0 {
-		return false
-	}
-	rs := b.running.Load()
-	return rs == nil || (rs.claims.Len() == 0 && rs.volumes.Len() == 0)
-}
-
-func (b *Binder) wakeLocked() {
-	for _, w := range b.waiters {
-		close(w)
-	}
-	b.waiters = nil
-}
-
-// resyncPoll is how often WaitForQuiescence looks again while a resync is
-// due but its goroutine has not queued the keys yet (a few microseconds
-// on an idle machine, longer under load).
-const resyncPoll = time.Millisecond
 
 // WaitForQuiescence blocks until Run has started (its informers synced and
 // every known object queued) and then until nothing is left to do now:
@@ -289,43 +195,7 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	for {
-		b.mu.Lock()
-		if b.idleLocked() {
-			b.mu.Unlock()
-			// An operation that has returned may still be finishing
-			// in the Map; once the Map is idle too, nothing can start
-			// another one but a sync, which would be counted.
-			if err := b.ops.Wait(ctx); err != nil {
-				return err
-			}
-			if rs := b.running.Load(); rs != nil && rs.resyncDue(b.cfg.Clock.Now()) {
-				// The resync's goroutine queues the keys shortly.
-				err := wait.PollUntilContextCancel(ctx, resyncPoll, false, func(context.Context) (bool, error) {
-					return !rs.resyncDue(b.cfg.Clock.Now()), nil
-				})
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			b.mu.Lock()
-			idle := b.idleLocked()
-			b.mu.Unlock()
-			if idle {
-				return nil
-			}
-			continue
-		}
-		w := make(chan struct{})
-		b.waiters = append(b.waiters, w)
-		b.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return b.work.waitIdle(ctx, b.ops.Wait)
 }
 
 // SyncClaim runs one sync of the claim with key "namespace/name", the
@@ -334,31 +204,22 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 // malformed claim). A claim the Binder does not know is not an error.
 // It blocks while a worker syncs the same claim.
 func (b *Binder) SyncClaim(ctx context.Context, key string) error {
-	return b.syncDirect(ctx, workKey{key: key})
+	return b.work.syncing(func() error { return b.syncKey(ctx, claimWork(key)) })
 }
 
 // SyncVolume runs one sync of the named volume, the equivalent of
 // Kubernetes' syncVolume, and returns its error. A volume the Binder does
 // not know is not an error. It blocks while a worker syncs the same volume.
 func (b *Binder) SyncVolume(ctx context.Context, name string) error {
-	return b.syncDirect(ctx, workKey{volume: true, key: name})
-}
-
-func (b *Binder) syncDirect(ctx context.Context, wk workKey) error {
-	b.mu.Lock()
-	b.inflight++
-	b.mu.Unlock()
-	defer b.finish()
-	return b.syncKey(ctx, wk)
+	return b.work.syncing(func() error { return b.syncKey(ctx, volumeWork(name)) })
 }
 
 // syncKey syncs one key under its lock and records the metrics.
 func (b *Binder) syncKey(ctx context.Context, wk workKey) error {
 	start := b.cfg.Clock.Now()
 	var err error
-	kind := "claim"
-	if wk.volume {
-		kind = "volume"
+	kind := wk.kind.String()
+	if wk.kind == volumeQueue {
 		err = b.syncVolumeKey(ctx, wk.key)
 	} else {
 		err = b.syncClaimKey(ctx, wk.key)

@@ -70,8 +70,8 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	}
 
 	logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, no volume found", "PVC", klog.KObj(claim))
-	if b.holds != nil && !delay {
-		b.holds.claimUnmatched(claimKeyOf(claim), claim)
+	if !delay {
+		b.avail.claimUnmatched(claimKeyOf(claim), claim)
 	}
 	updated, err := b.assignDefaultStorageClass(ctx, claim)
 	if err != nil {
@@ -151,7 +151,7 @@ func (b *Binder) releaseReservation(name string) {
 	}
 	b.matchMu.Unlock()
 	for _, key := range wake {
-		b.enqueueClaim(key)
+		b.work.add(claimWork(key))
 	}
 }
 

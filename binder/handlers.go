@@ -60,16 +60,16 @@ func (b *Binder) volumeChanged(obj any) {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
 	}
-	wk := workKey{volume: true, key: pv.Name}
+	wk := volumeWork(pv.Name)
 	switch {
 	case stored:
-		b.track(wk)
-		b.enqueue(wk)
+		b.work.track(wk)
+		b.work.add(wk)
 	default:
 		if cached, ok := b.store.volume(pv.Name); ok && cached.ResourceVersion == pv.ResourceVersion {
 			// The Binder's own write cached this version first (and
 			// queued the object if it was new): the event confirms it.
-			b.track(wk)
+			b.work.track(wk)
 		}
 	}
 }
@@ -80,10 +80,8 @@ func (b *Binder) volumeDeleted(obj any) {
 		return
 	}
 	cached := b.store.deleteVolume(pv)
-	b.forget(workKey{volume: true, key: pv.Name})
-	if b.holds != nil {
-		b.holds.forgetVolume(pv.Name)
-	}
+	b.work.forget(volumeWork(pv.Name))
+	b.avail.volumeGone(pv.Name)
 	ref := pv.Spec.ClaimRef
 	if ref == nil && cached != nil {
 		ref = cached.Spec.ClaimRef
@@ -91,7 +89,7 @@ func (b *Binder) volumeDeleted(obj any) {
 	if ref != nil {
 		// Sync the claim now rather than at its next resync, so that it
 		// becomes Lost without delay.
-		b.enqueueClaim(ref.Namespace + "/" + ref.Name)
+		b.work.add(claimWork(ref.Namespace + "/" + ref.Name))
 	}
 }
 
@@ -105,14 +103,14 @@ func (b *Binder) claimChanged(obj any) {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
-	wk := workKey{key: claimKeyOf(pvc)}
+	wk := claimWork(claimKeyOf(pvc))
 	switch {
 	case stored:
-		b.track(wk)
-		b.enqueue(wk)
+		b.work.track(wk)
+		b.work.add(wk)
 	default:
 		if cached, ok := b.store.claim(wk.key); ok && cached.ResourceVersion == pvc.ResourceVersion {
-			b.track(wk)
+			b.work.track(wk)
 		}
 	}
 }
@@ -123,17 +121,16 @@ func (b *Binder) claimDeleted(obj any) {
 		return
 	}
 	cached := b.store.deleteClaim(pvc)
-	b.forget(workKey{key: claimKeyOf(pvc)})
-	if b.holds != nil {
-		b.holds.claimGone(claimKeyOf(pvc))
-	}
+	key := claimKeyOf(pvc)
+	b.work.forget(claimWork(key))
+	b.avail.claimGone(key)
 	name := pvc.Spec.VolumeName
 	if name == "" && cached != nil {
 		name = cached.Spec.VolumeName
 	}
 	if name != "" {
 		// Sync the volume now, so that it is released without delay.
-		b.enqueueVolume(name)
+		b.work.add(volumeWork(name))
 	}
 }
 
@@ -157,12 +154,12 @@ func (b *Binder) classDeleted(obj any) {
 
 // enqueueUnboundClaims queues every claim that has not completed binding.
 func (b *Binder) enqueueUnboundClaims() {
-	if b.running.Load() == nil {
+	if !b.work.running() {
 		return
 	}
 	for _, pvc := range b.store.claims.List() {
 		if !metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
-			b.enqueueClaim(claimKeyOf(pvc))
+			b.work.add(claimWork(claimKeyOf(pvc)))
 		}
 	}
 }

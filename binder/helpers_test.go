@@ -238,7 +238,7 @@ func (e *env) run(b *Binder) {
 	})
 	// Run has queued the objects once running is set.
 	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true,
-		func(context.Context) (bool, error) { return b.running.Load() != nil, nil }); err != nil {
+		func(context.Context) (bool, error) { return b.work.running(), nil }); err != nil {
 		e.t.Fatalf("Run did not start: %v", err)
 	}
 }

@@ -24,18 +24,16 @@ const (
 // context with ctx's logger that is cancelled when Run returns.
 func (b *Binder) scheduleOperation(ctx context.Context, name string, op func(context.Context) error) {
 	logger := klog.FromContext(ctx)
-	b.mu.Lock()
-	b.operating++
-	b.mu.Unlock()
+	b.work.operationStarted()
 	err := b.ops.Run(name, func(opCtx context.Context) error {
-		defer b.operationDone()
+		defer b.work.operationDone()
 		return op(klog.NewContext(opCtx, logger.WithValues("operation", name)))
 	})
 	if err == nil {
 		logger.V(4).Info("Started operation", "operation", name)
 		return
 	}
-	b.operationDone()
+	b.work.operationDone()
 	switch {
 	case errors.Is(err, operations.ErrAlreadyRunning):
 		logger.V(4).Info("Operation is already running, skipping", "operation", name)
@@ -43,16 +41,5 @@ func (b *Binder) scheduleOperation(ctx context.Context, name string, op func(con
 		logger.V(4).Info("Operation postponed due to exponential backoff", "operation", name, "err", err)
 	default:
 		logger.V(4).Info("Operation not started", "operation", name, "err", err)
-	}
-}
-
-// operationDone ends one operation and wakes the quiescence waiters when
-// nothing is left to do.
-func (b *Binder) operationDone() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.operating--
-	if b.idleLocked() {
-		b.wakeLocked()
 	}
 }

@@ -159,7 +159,7 @@ func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolu
 		}
 		logger.V(4).Info("Volume already provisioned, skipping", "PVC", klog.KObj(claim), "volumeName", pvName)
 		b.keepVolume(ctx, existing)
-		b.enqueueClaim(claimKeyOf(claim))
+		b.work.add(claimWork(claimKeyOf(claim)))
 		return nil
 	case !apierrors.IsNotFound(err):
 		return err

@@ -55,7 +55,7 @@ func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolume
 	logger.V(2).Info("Volume provisioned for claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	b.event(claim, v1.EventTypeNormal, ReasonProvisioningSucceeded,
 		fmt.Sprintf("Successfully provisioned volume %s using %s", pv.Name, class.Provisioner))
-	b.enqueueClaim(claimKeyOf(claim))
+	b.work.add(claimWork(claimKeyOf(claim)))
 	return nil
 }
 

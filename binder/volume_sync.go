@@ -55,7 +55,7 @@ func (b *Binder) syncVolume(ctx context.Context, pv *v1.PersistentVolume) error 
 		if v := logger.V(4); v.Enabled() {
 			v.Info("Synchronizing PersistentVolume, volume not bound yet, waiting for syncClaim to fix it", "volumeName", pv.Name, "PVC", klog.KRef(ref.Namespace, ref.Name))
 		}
-		b.enqueueClaim(key)
+		b.work.add(claimWork(key))
 		return nil
 	case claim.Spec.VolumeName == pv.Name:
 		_, err := b.updateVolumePhase(ctx, pv, v1.VolumeBound, "")

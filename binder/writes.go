@@ -109,9 +109,9 @@ func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
 		return
 	}
 	if stored && !known {
-		wk := workKey{volume: true, key: pv.Name}
-		b.track(wk)
-		b.enqueue(wk)
+		wk := volumeWork(pv.Name)
+		b.work.track(wk)
+		b.work.add(wk)
 	}
 }
 
@@ -125,8 +125,8 @@ func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 		return
 	}
 	if stored && !known {
-		wk := workKey{key: key}
-		b.track(wk)
-		b.enqueue(wk)
+		wk := claimWork(key)
+		b.work.track(wk)
+		b.work.add(wk)
 	}
 }

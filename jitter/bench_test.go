@@ -17,7 +17,7 @@ func BenchmarkResyncSchedule(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := NewResync(q, StringHash, ResyncConfig{Period: time.Hour})
+				r, err := NewResync(q.Add, StringHash, ResyncConfig{Period: time.Hour})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -36,7 +36,7 @@ func BenchmarkResyncAddRemove(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		keys := keyNames("default/claim", n+1)
 		q := newRecorder(testingclock.NewFakeClock(time.Unix(0, 0)))
-		r, err := NewResync(q, StringHash, ResyncConfig{Period: time.Hour})
+		r, err := NewResync(q.Add, StringHash, ResyncConfig{Period: time.Hour})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func BenchmarkResyncPeriod(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		keys := keyNames("default/claim", n)
 		q := &countingQueue{}
-		r, err := NewResync(q, StringHash, ResyncConfig{Period: time.Hour})
+		r, err := NewResync(q.Add, StringHash, ResyncConfig{Period: time.Hour})
 		if err != nil {
 			b.Fatal(err)
 		}

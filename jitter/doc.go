@@ -6,8 +6,9 @@
 // with a fake clock; it is built on wait.BackoffUntilWithContext. Factor 0
 // is a plain period.
 //
-// A Resync re-enqueues every registered key into a client-go delaying
-// workqueue once per period, each key at its own stable offset within the
+// A Resync hands every registered key to an add function (a client-go
+// workqueue's Add, or whatever the caller puts in front of its queue) once
+// per period, each key at its own stable offset within the
 // period, so that N objects' resyncs arrive at a flat rate instead of all at
 // once as an informer's resync does.
 //

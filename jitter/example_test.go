@@ -30,7 +30,7 @@ func ExampleEvery() {
 func ExampleResync() {
 	q := workqueue.NewTypedDelayingQueue[string]()
 	defer q.ShutDown()
-	r, err := jitter.NewResync[string](q, jitter.StringHash, jitter.ResyncConfig{Period: 100 * time.Millisecond})
+	r, err := jitter.NewResync[string](q.Add, jitter.StringHash, jitter.ResyncConfig{Period: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Println(err)
 		return

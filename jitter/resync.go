@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
 
@@ -44,13 +43,13 @@ type ResyncConfig struct {
 	Slots int
 }
 
-// Resync enqueues every registered key into a delaying workqueue once per
-// period, at a stable offset within the period derived from the key's
+// Resync hands every registered key to its add function (a workqueue's
+// Add, or a work tracker in front of one) once per period, at a stable offset within the period derived from the key's
 // hash and balanced so that keys are spread flat over the period (see the
 // package documentation). Keys may be added and removed at any time,
 // while Run runs or not. All methods are safe for concurrent use.
 type Resync[T comparable] struct {
-	q      workqueue.TypedDelayingInterface[T]
+	add    func(T)
 	hash   func(T) uint64
 	period int64 // ns
 	slots  int
@@ -84,14 +83,15 @@ type place struct {
 	s, i int32
 }
 
-// NewResync returns a Resync that enqueues into q the keys added to it,
-// with offsets derived from hash (StringHash for string keys). It starts
-// no goroutine: call Run. It returns an error wrapping ErrInvalidConfig if
-// q or hash is nil or cfg is out of range.
-func NewResync[T comparable](q workqueue.TypedDelayingInterface[T], hash func(T) uint64, cfg ResyncConfig) (*Resync[T], error) {
+// NewResync returns a Resync that passes the keys added to it to add,
+// with offsets derived from hash (StringHash for string keys). add is
+// typically a workqueue's Add; it is called only from Run's goroutine. It
+// starts no goroutine: call Run. It returns an error wrapping
+// ErrInvalidConfig if add or hash is nil or cfg is out of range.
+func NewResync[T comparable](add func(T), hash func(T) uint64, cfg ResyncConfig) (*Resync[T], error) {
 	switch {
-	case q == nil:
-		return nil, fmt.Errorf("%w: nil queue", ErrInvalidConfig)
+	case add == nil:
+		return nil, fmt.Errorf("%w: nil add function", ErrInvalidConfig)
 	case hash == nil:
 		return nil, fmt.Errorf("%w: nil hash function", ErrInvalidConfig)
 	case cfg.Period <= 0:
@@ -102,7 +102,7 @@ func NewResync[T comparable](q workqueue.TypedDelayingInterface[T], hash func(T)
 		return nil, fmt.Errorf("%w: %d slots", ErrInvalidConfig, cfg.Slots)
 	}
 	r := &Resync[T]{
-		q:      q,
+		add:    add,
 		hash:   hash,
 		period: int64(cfg.Period),
 		slots:  cfg.Slots,

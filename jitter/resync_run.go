@@ -18,9 +18,8 @@ import (
 // missed at once, but each key at most once per missed period's worth of
 // slots. A second Run waits until the first returns.
 //
-// Run calls only Add on the queue, never with the Resync's lock held; the
-// queue's Add must not call Remove, which waits for Run's batch to be
-// enqueued.
+// Run calls add, never with the Resync's lock held; add must not call
+// Remove, which waits for Run's batch to be handed over.
 func (r *Resync[T]) Run(ctx context.Context) {
 	r.runMu.Lock()
 	defer r.runMu.Unlock()
@@ -114,11 +113,11 @@ func (r *Resync[T]) collect(batch []T, next *int64, now int64, pending *dueHeap[
 	return batch
 }
 
-// enqueue adds batch to the queue and releases enqMu, taken by collect.
+// enqueue hands batch to add and releases enqMu, taken by collect.
 func (r *Resync[T]) enqueue(batch []T) {
 	defer r.enqMu.Unlock()
 	for _, k := range batch {
-		r.q.Add(k)
+		r.add(k)
 	}
 }
 

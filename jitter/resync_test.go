@@ -65,7 +65,7 @@ func newFakeResync(t *testing.T, cfg ResyncConfig) (*Resync[string], *testingclo
 	fc := testingclock.NewFakeClock(time.Unix(0, 0))
 	q := newRecorder(fc)
 	cfg.Clock = fc
-	r, err := NewResync(q, StringHash, cfg)
+	r, err := NewResync(q.Add, StringHash, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,27 +112,27 @@ func TestNewResyncRejectsBadInput(t *testing.T) {
 	q := newRecorder(testingclock.NewFakeClock(time.Unix(0, 0)))
 	tests := []struct {
 		name string
-		q    workqueue.TypedDelayingInterface[string]
+		add  func(string)
 		hash func(string) uint64
 		cfg  ResyncConfig
 	}{
-		{"nil queue", nil, StringHash, ResyncConfig{Period: time.Minute}},
-		{"nil hash", q, nil, ResyncConfig{Period: time.Minute}},
-		{"zero period", q, StringHash, ResyncConfig{}},
-		{"negative period", q, StringHash, ResyncConfig{Period: -time.Second}},
-		{"negative jitter", q, StringHash, ResyncConfig{Period: time.Minute, Jitter: -0.1}},
-		{"jitter of one period", q, StringHash, ResyncConfig{Period: time.Minute, Jitter: 1}},
-		{"negative slots", q, StringHash, ResyncConfig{Period: time.Minute, Slots: -1}},
+		{"nil add function", nil, StringHash, ResyncConfig{Period: time.Minute}},
+		{"nil hash", q.Add, nil, ResyncConfig{Period: time.Minute}},
+		{"zero period", q.Add, StringHash, ResyncConfig{}},
+		{"negative period", q.Add, StringHash, ResyncConfig{Period: -time.Second}},
+		{"negative jitter", q.Add, StringHash, ResyncConfig{Period: time.Minute, Jitter: -0.1}},
+		{"jitter of one period", q.Add, StringHash, ResyncConfig{Period: time.Minute, Jitter: 1}},
+		{"negative slots", q.Add, StringHash, ResyncConfig{Period: time.Minute, Slots: -1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewResync(tc.q, tc.hash, tc.cfg)
+			r, err := NewResync(tc.add, tc.hash, tc.cfg)
 			if !errors.Is(err, ErrInvalidConfig) || r != nil {
 				t.Errorf("NewResync() = %v, %v; want nil, ErrInvalidConfig", r, err)
 			}
 		})
 	}
-	r, err := NewResync(q, StringHash, ResyncConfig{Period: 10 * time.Nanosecond})
+	r, err := NewResync(q.Add, StringHash, ResyncConfig{Period: 10 * time.Nanosecond})
 	if err != nil {
 		t.Fatalf("NewResync(10ns period) = %v", err)
 	}
@@ -164,7 +164,7 @@ func TestResyncOffsetsBalancedAndStable(t *testing.T) {
 	for _, slots := range []int{7, 100, 1000, 1024} {
 		t.Run(fmt.Sprint("slots=", slots), func(t *testing.T) {
 			fc := testingclock.NewFakeClock(time.Unix(0, 0))
-			r, err := NewResync(newRecorder(fc), StringHash, ResyncConfig{Period: time.Hour, Slots: slots})
+			r, err := NewResync(newRecorder(fc).Add, StringHash, ResyncConfig{Period: time.Hour, Slots: slots})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +385,7 @@ func TestResyncWithWorkqueue(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	q := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "resync-test"})
 	defer q.ShutDown()
-	r, err := NewResync[string](q, StringHash, ResyncConfig{Period: 50 * time.Millisecond, Slots: 10})
+	r, err := NewResync[string](q.Add, StringHash, ResyncConfig{Period: 50 * time.Millisecond, Slots: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestResyncWithWorkqueue(t *testing.T) {
 func TestResyncRunReturnsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	fc := testingclock.NewFakeClock(time.Unix(0, 0))
-	r, err := NewResync(newRecorder(fc), StringHash, ResyncConfig{Period: time.Minute, Clock: fc})
+	r, err := NewResync(newRecorder(fc).Add, StringHash, ResyncConfig{Period: time.Minute, Clock: fc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func (q *removalGuard) Add(key string) {
 // real clock: once Remove has returned, the key must never be added.
 func TestResyncRemoveRacesRun(t *testing.T) {
 	q := &removalGuard{t: t}
-	r, err := NewResync[string](q, StringHash, ResyncConfig{Period: 5 * time.Millisecond, Slots: 5})
+	r, err := NewResync[string](q.Add, StringHash, ResyncConfig{Period: 5 * time.Millisecond, Slots: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
