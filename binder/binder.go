@@ -8,7 +8,6 @@ import (
 
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/keymutex"
 
 	"github.com/volbind/volbind/jitter"
 	"github.com/volbind/volbind/operations"
@@ -28,17 +27,13 @@ type Binder struct {
 	ops *operations.Map
 
 	// claimLocks and volumeLocks serialize the syncs of one claim and of one
-	// volume. A claim sync takes its claim's lock, then the lock of the
-	// volume it binds; a volume sync takes only its volume's lock.
-	claimLocks, volumeLocks keymutex.KeyMutex
-
-	// matchMu guards reserved: the volumes claim syncs have chosen and are
-	// binding, excluded from other claims' searches until the volume's
-	// claimRef is written (or the binding fails), and missed: the claims
-	// that found no volume while some volume was reserved.
-	matchMu  sync.Mutex
-	reserved map[string]bool
-	missed   map[string]struct{}
+	// volume, one mutex per key (unrelated keys never wait for each other,
+	// as they did on keymutex's hashed stripes). A claim sync takes its
+	// claim's lock, then the lock of the volume it binds; a volume sync
+	// takes only its volume's lock.
+	claimLocks, volumeLocks operations.Locks
+	// reservations keep two claim workers from binding one volume.
+	reservations *reservations
 
 	// scrubbed maps the UID of a volume whose storage the recycler
 	// scrubbed to the UID of the claim whose release it was scrubbed for,
@@ -86,12 +81,9 @@ func New(api API, cfg Config) (*Binder, error) {
 		store:   newStore(cfg.Clock.Now, cfg.AvailableDelay > 0),
 		ops: operations.New(operations.Config{Clock: cfg.Clock,
 			InitialDelay: cfg.OperationInitialDelay, MaxDelay: cfg.OperationMaxDelay}),
-		claimLocks:  keymutex.NewHashed(256),
-		volumeLocks: keymutex.NewHashed(256),
-		reserved:    make(map[string]bool),
-		missed:      make(map[string]struct{}),
-		avail:       markNow{},
-		ready:       make(chan struct{}),
+		reservations: newReservations(),
+		avail:        markNow{},
+		ready:        make(chan struct{}),
 	}
 	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: m.provider()}
 	if cfg.ResyncPeriod > 0 {
@@ -243,8 +235,8 @@ func (b *Binder) syncKey(ctx context.Context, wk workKey) error {
 }
 
 func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
-	b.claimLocks.LockKey(key)
-	defer func() { _ = b.claimLocks.UnlockKey(key) }()
+	b.claimLocks.Lock(key)
+	defer b.claimLocks.Unlock(key)
 	claim, ok := b.store.claim(key)
 	if !ok {
 		// Deleted (the delete handler has queued its volume) or never seen.
@@ -258,8 +250,8 @@ func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
 }
 
 func (b *Binder) syncVolumeKey(ctx context.Context, name string) error {
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	b.volumeLocks.Lock(name)
+	defer b.volumeLocks.Unlock(name)
 	pv, ok := b.store.volume(name)
 	if !ok {
 		// Deleted (the delete handler has queued its claim) or never seen.

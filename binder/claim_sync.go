@@ -56,7 +56,7 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	if err != nil {
 		return err
 	}
-	pv, release, err := b.findAndLock(claim, delay)
+	pv, release, err := b.findAndLock(claim, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil {
 		logger.V(2).Info("Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
 		return fmt.Errorf("error finding PV for claim %q: %w", claimKeyOf(claim), err)
@@ -97,27 +97,31 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 
 // findAndLock finds the best volume for the claim, reserves it against
 // other claim workers and locks it. It returns the volume's current
-// version and a release func, or nil when nothing matches.
-func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.PersistentVolume, func(), error) {
+// version and a release func, or nil when nothing matches. The search runs
+// without any lock shared by claim workers: it excludes a snapshot of the
+// reservations, and a volume reserved meanwhile, or changed before its
+// lock was taken, is searched for again.
+func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindOptions) (*v1.PersistentVolume, func(), error) {
 	for range maxMatchAttempts {
-		b.matchMu.Lock()
-		pv, err := b.store.index.FindBestMatch(claim, pvindex.FindOptions{DelayBinding: delay, Exclude: b.reserved})
-		if err != nil || pv == nil {
-			if err == nil && len(b.reserved) > 0 {
-				// A volume reserved by another claim might have been
-				// ours: if that binding fails, search again.
-				b.missed[claimKeyOf(claim)] = struct{}{}
-			}
-			b.matchMu.Unlock()
+		excluded, freed := b.reservations.snapshot()
+		opts.Exclude = excluded
+		pv, err := b.store.index.FindBestMatch(claim, opts)
+		if err != nil {
 			return nil, nil, err
 		}
+		if pv == nil {
+			if b.reservations.miss(claimKeyOf(claim), excluded, freed) {
+				return nil, nil, nil
+			}
+			continue // a reserved volume was freed meanwhile
+		}
 		name := pv.Name
-		b.reserved[name] = true
-		b.matchMu.Unlock()
-
-		b.volumeLocks.LockKey(name)
+		if !b.reservations.tryReserve(name) {
+			continue // another claim worker chose it meanwhile
+		}
+		b.volumeLocks.Lock(name)
 		release := func() {
-			_ = b.volumeLocks.UnlockKey(name)
+			b.volumeLocks.Unlock(name)
 			b.releaseReservation(name)
 		}
 		if cur, ok := b.store.volume(name); ok && cur.ResourceVersion == pv.ResourceVersion {
@@ -129,28 +133,12 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, delay bool) (*v1.P
 	return nil, nil, errVolumeChurn
 }
 
-// releaseReservation ends a claim sync's reservation of the named volume.
-// When the volume is still unclaimed (the binding failed before its
-// claimRef was written), the claims that found no volume while it was
-// reserved are queued to search again now rather than at their next
-// resync; once no reservation is left, they are forgotten.
+// releaseReservation ends a claim sync's reservation of the named volume
+// and queues the claims it may have kept from a volume (see
+// reservations.release).
 func (b *Binder) releaseReservation(name string) {
-	var wake []string
-	b.matchMu.Lock()
-	delete(b.reserved, name)
-	if len(b.missed) > 0 {
-		if cur, ok := b.store.volume(name); ok && cur.Spec.ClaimRef == nil {
-			wake = make([]string, 0, len(b.missed))
-			for key := range b.missed {
-				wake = append(wake, key)
-			}
-			clear(b.missed)
-		} else if len(b.reserved) == 0 {
-			clear(b.missed)
-		}
-	}
-	b.matchMu.Unlock()
-	for _, key := range wake {
+	cur, ok := b.store.volume(name)
+	for _, key := range b.reservations.release(name, ok && cur.Spec.ClaimRef == nil) {
 		b.work.add(claimWork(key))
 	}
 }
@@ -160,8 +148,8 @@ func (b *Binder) releaseReservation(name string) {
 func (b *Binder) syncRequestedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
 	logger := klog.FromContext(ctx)
 	name := claim.Spec.VolumeName
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	b.volumeLocks.Lock(name)
+	defer b.volumeLocks.Unlock(name)
 	pv, found := b.store.volume(name)
 	if !found {
 		logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume requested and not found, will try again next time", "PVC", klog.KObj(claim), "volumeName", name)
@@ -207,8 +195,8 @@ func (b *Binder) syncBoundClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		return err
 	}
 	name := claim.Spec.VolumeName
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	b.volumeLocks.Lock(name)
+	defer b.volumeLocks.Unlock(name)
 	pv, found := b.store.volume(name)
 	switch {
 	case !found:

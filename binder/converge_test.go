@@ -33,11 +33,7 @@ func TestFailedBindingWakesClaimThatFoundNothing(t *testing.T) {
 		Latency: 10 * time.Second, Conflict: true, Times: 1})
 	b := e.newBinder(Config{ClaimWorkers: 2, ResyncPeriod: -1})
 	e.run(b)
-	reserved := func() int {
-		b.matchMu.Lock()
-		defer b.matchMu.Unlock()
-		return len(b.reserved)
-	}
+	reserved := func() int { return b.reservations.len() }
 	poll(t, "first claim's write blocked", func() bool { return reserved() == 1 })
 
 	if _, err := e.srv.CreateClaim(e.ctx, newPVC("second", "1Gi")); err != nil {

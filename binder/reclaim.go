@@ -316,8 +316,8 @@ func (b *Binder) unbindRecycled(ctx context.Context, pv *v1.PersistentVolume) er
 // Recycle volume of uid), and returns nil as the next starting point after
 // a failure.
 func (b *Binder) unbindRecycledOnce(ctx context.Context, name string, uid types.UID, cur *v1.PersistentVolume) (*v1.PersistentVolume, bool, error) {
-	b.volumeLocks.LockKey(name)
-	defer func() { _ = b.volumeLocks.UnlockKey(name) }()
+	b.volumeLocks.Lock(name)
+	defer b.volumeLocks.Unlock(name)
 	if cur == nil {
 		var err error
 		if cur, err = b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimRecycle); err != nil || cur == nil {

@@ -1,14 +1,12 @@
 package binder
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -53,7 +51,7 @@ func TestAvailableDelayHeldForResyncedClaim(t *testing.T) {
 	if _, err := e.srv.CreateClaim(e.ctx, blocker); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, e, "the blocker's write", func() bool { return e.srv.Stats().Faults == 1 })
+	poll(t, "the blocker's write", func() bool { return e.srv.Stats().Faults == 1 })
 
 	// A whole resync period: the resync queues c (the worker cannot take
 	// it yet) and syncs pv, still held.
@@ -61,13 +59,13 @@ func TestAvailableDelayHeldForResyncedClaim(t *testing.T) {
 	statusWrites := volumeStatusWrites(e)
 	syncs := volumeSyncs()
 	e.fc.Step(period + time.Second)
-	waitFor(t, e, "the resync", func() bool {
+	poll(t, "the resync", func() bool {
 		return !b.work.run.Load().resyncDue(e.fc.Now()) && volumeSyncs() > syncs
 	})
 	// Past the hold: pv's sync must keep holding it for c.
 	syncs = volumeSyncs()
 	e.fc.Step(delay)
-	waitFor(t, e, "the sync of pv after its hold", func() bool { return volumeSyncs() > syncs })
+	poll(t, "the sync of pv after its hold", func() bool { return volumeSyncs() > syncs })
 	if got := e.volume("pv").Status.Phase; got != v1.VolumePending {
 		t.Fatalf("pv is %s while claim c waits in the claim queue, want Pending", got)
 	}
@@ -79,16 +77,5 @@ func TestAvailableDelayHeldForResyncedClaim(t *testing.T) {
 	}
 	if got := volumeStatusWrites(e) - statusWrites; got != 1 {
 		t.Errorf("%d volume status writes, want 1 (Bound, no Available first)", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after
-// wait.ForeverTestTimeout.
-func waitFor(t *testing.T, e *env, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

@@ -1,0 +1,108 @@
+package binder
+
+import "sync"
+
+// reservations are the volumes that claim syncs have chosen and are
+// binding, excluded from other claims' searches until the binding ends
+// (the volume's claimRef is written, or the binding failed), and the claims
+// that found no volume while some volume was reserved: when a reservation
+// ends with its volume still unclaimed they search again at once rather
+// than at their next resync.
+//
+// Searches run without the lock, on a snapshot of the reserved volumes;
+// what they find is reserved with check-and-retry (tryReserve), and a
+// search that found nothing tells by freed whether a reservation ended
+// with its volume unclaimed after its snapshot (then it searches again
+// instead of waiting).
+//
+// Invariant, under mu: a volume is reserved by at most one claim sync;
+// missed is empty while nothing is reserved; freed counts the
+// reservations that ended with their volume unclaimed.
+type reservations struct {
+	// mu guards the fields below.
+	mu       sync.Mutex
+	reserved map[string]bool
+	missed   map[string]struct{}
+	freed    uint64
+}
+
+func newReservations() *reservations {
+	return &reservations{reserved: make(map[string]bool), missed: make(map[string]struct{})}
+}
+
+// snapshot returns a copy of the reserved volumes for a search to exclude
+// (nil when there is none; the caller owns it) and the count of freed
+// reservations to pass to miss.
+func (r *reservations) snapshot() (map[string]bool, uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.reserved) == 0 {
+		return nil, r.freed
+	}
+	out := make(map[string]bool, len(r.reserved))
+	for name := range r.reserved {
+		out[name] = true
+	}
+	return out, r.freed
+}
+
+// tryReserve reserves the named volume and reports true, or reports false
+// when another claim sync holds it (reserved after the caller's snapshot).
+func (r *reservations) tryReserve(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reserved[name] {
+		return false
+	}
+	r.reserved[name] = true
+	return true
+}
+
+// miss records that the claim with key found no volume in a search that
+// excluded the snapshot taken when freed reservations had been freed. It
+// reports false when a reservation was freed since: the claim must search
+// again, as that volume may be the one it needs.
+func (r *reservations) miss(key string, excluded map[string]bool, freed uint64) bool {
+	if len(excluded) == 0 {
+		return true // nothing was excluded: nothing to wait for
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.freed != freed {
+		return false
+	}
+	r.missed[key] = struct{}{}
+	return true
+}
+
+// release ends the reservation of the named volume. When the volume is
+// still unclaimed (the binding failed before its claimRef was written), it
+// returns the claims that found no volume while it was reserved, to queue;
+// once no reservation is left, they are forgotten.
+func (r *reservations) release(name string, unclaimed bool) (wake []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.reserved, name)
+	if unclaimed {
+		r.freed++
+	}
+	switch {
+	case len(r.missed) == 0:
+	case unclaimed:
+		wake = make([]string, 0, len(r.missed))
+		for key := range r.missed {
+			wake = append(wake, key)
+		}
+		clear(r.missed)
+	case len(r.reserved) == 0:
+		clear(r.missed)
+	}
+	return wake
+}
+
+// len returns the number of reserved volumes.
+func (r *reservations) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reserved)
+}

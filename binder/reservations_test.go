@@ -1,0 +1,49 @@
+package binder
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestReservations(t *testing.T) {
+	t.Parallel()
+	r := newReservations()
+	if excluded, _ := r.snapshot(); excluded != nil {
+		t.Fatalf("snapshot of no reservation = %v, want nil", excluded)
+	}
+	if !r.miss("ns/nothing-excluded", nil, 0) {
+		t.Fatalf("miss without exclusions = false, want true")
+	}
+	if !r.tryReserve("pv1") {
+		t.Fatal("tryReserve(pv1) = false on a free volume")
+	}
+	if r.tryReserve("pv1") {
+		t.Fatal("tryReserve(pv1) = true on a reserved volume")
+	}
+	excluded, freed := r.snapshot()
+	if !excluded["pv1"] || len(excluded) != 1 {
+		t.Fatalf("snapshot = %v, want pv1", excluded)
+	}
+	if !r.miss("ns/a", excluded, freed) {
+		t.Fatal("miss = false with no reservation freed since the snapshot")
+	}
+	// pv2's binding fails after b's snapshot: b must search again.
+	excludedB, freedB := r.snapshot()
+	r.tryReserve("pv2")
+	if wake := r.release("pv2", true); !slices.Equal(wake, []string{"ns/a"}) {
+		t.Errorf("release of a still unclaimed volume wakes %v, want [ns/a]", wake)
+	}
+	if r.miss("ns/b", excludedB, freedB) {
+		t.Error("miss = true although a reservation was freed since the snapshot")
+	}
+	// A binding that succeeded wakes nobody; once nothing is reserved the
+	// claims that missed are forgotten.
+	excluded, freed = r.snapshot()
+	r.miss("ns/c", excluded, freed)
+	if wake := r.release("pv1", false); len(wake) != 0 {
+		t.Errorf("release of a claimed volume wakes %v, want nobody", wake)
+	}
+	if r.len() != 0 || len(r.missed) != 0 {
+		t.Errorf("left behind: %d reserved, missed %v", r.len(), r.missed)
+	}
+}
