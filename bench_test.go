@@ -57,7 +57,7 @@ func BenchmarkOperationsDelete(b *testing.B) {
 		for b.Loop() {
 			j := i % n
 			name := operations.VolumeOpName("delete", names[j], uids[j])
-			for m.Run(name, ops[j]) != nil {
+			for m.Run(context.Background(), name, ops[j]) != nil {
 				// This volume's previous delete is still finishing.
 			}
 			i++
@@ -76,7 +76,7 @@ func BenchmarkOperationsDelete(b *testing.B) {
 			for i := 0; pb.Next(); i++ {
 				j := (base + i%4096) % n
 				name := operations.VolumeOpName("delete", names[j], uids[j])
-				for m.Run(name, ops[j]) != nil {
+				for m.Run(context.Background(), name, ops[j]) != nil {
 					// This volume's previous delete is still finishing.
 				}
 			}
@@ -96,7 +96,7 @@ func BenchmarkOperationsDuplicate(b *testing.B) {
 	opNames := make([]string, len(names))
 	for i := range names {
 		opNames[i] = operations.VolumeOpName("delete", names[i], uids[i])
-		if err := m.Run(opNames[i], func(context.Context) error { <-release; return nil }); err != nil {
+		if err := m.Run(context.Background(), opNames[i], func(context.Context) error { <-release; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -111,7 +111,7 @@ func BenchmarkOperationsDuplicate(b *testing.B) {
 	b.Run("mode=serial", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if m.Run(opNames[0], noop) != operations.ErrAlreadyRunning {
+			if m.Run(context.Background(), opNames[0], noop) != operations.ErrAlreadyRunning {
 				b.Fatal("duplicate not refused")
 			}
 		}
@@ -122,7 +122,7 @@ func BenchmarkOperationsDuplicate(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			name := opNames[next.Add(1)%int64(len(opNames))]
 			for pb.Next() {
-				if m.Run(name, noop) != operations.ErrAlreadyRunning {
+				if m.Run(context.Background(), name, noop) != operations.ErrAlreadyRunning {
 					b.Error("duplicate not refused")
 					return
 				}

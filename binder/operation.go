@@ -21,11 +21,12 @@ const (
 // operation of that name is running or backing off after a failure, as
 // Kubernetes' scheduleOperation does: a refusal is logged, not returned, so
 // the sync that asked succeeds and the next sync asks again. op gets a
-// context with ctx's logger that is cancelled when Run returns.
+// context with ctx's logger and values, cancelled when Run returns, not
+// when ctx is.
 func (b *Binder) scheduleOperation(ctx context.Context, name string, op func(context.Context) error) {
 	logger := klog.FromContext(ctx)
 	b.work.operationStarted()
-	err := b.ops.Run(name, func(opCtx context.Context) error {
+	err := b.ops.Run(ctx, name, func(opCtx context.Context) error {
 		defer b.work.operationDone()
 		return op(klog.NewContext(opCtx, logger.WithValues("operation", name)))
 	})

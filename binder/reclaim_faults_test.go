@@ -83,7 +83,7 @@ func TestRecycleReadErrorBeforeScrub(t *testing.T) {
 	if n := r.count(); n != 0 {
 		t.Fatalf("scrubs after a failed read = %d, want 0", n)
 	}
-	if err := b.ops.Run(opNameRecycle("pv1"), func(context.Context) error { return nil }); !operations.IsBackoff(err) {
+	if err := b.ops.Run(e.ctx, opNameRecycle("pv1"), func(context.Context) error { return nil }); !operations.IsBackoff(err) {
 		t.Errorf("operation after a failed read: Run = %v, want a backoff", err)
 	}
 	remove()

@@ -29,7 +29,7 @@ func BenchmarkMapRunFinish(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if err := m.Run(ns[i%n], noop); err != nil {
+			if err := m.Run(context.Background(), ns[i%n], noop); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -47,7 +47,7 @@ func BenchmarkMapRunFinish(b *testing.B) {
 			base := int(next.Add(1)) * 4096
 			for i := 0; pb.Next(); i++ {
 				name := ns[(base+i%4096)%n]
-				for m.Run(name, noop) != nil {
+				for m.Run(context.Background(), name, noop) != nil {
 					// The previous use of this name is still finishing.
 				}
 			}
@@ -64,7 +64,7 @@ func BenchmarkMapRunDuplicate(b *testing.B) {
 	release := make(chan struct{})
 	ns := names(64)
 	for _, name := range ns {
-		if err := m.Run(name, func(context.Context) error { <-release; return nil }); err != nil {
+		if err := m.Run(context.Background(), name, func(context.Context) error { <-release; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkMapRunDuplicate(b *testing.B) {
 	b.Run("mode=serial", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if m.Run(ns[0], noop) != ErrAlreadyRunning {
+			if m.Run(context.Background(), ns[0], noop) != ErrAlreadyRunning {
 				b.Fatal("duplicate not refused")
 			}
 		}
@@ -88,7 +88,7 @@ func BenchmarkMapRunDuplicate(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			name := ns[next.Add(1)%64]
 			for pb.Next() {
-				if m.Run(name, noop) != ErrAlreadyRunning {
+				if m.Run(context.Background(), name, noop) != ErrAlreadyRunning {
 					b.Error("duplicate not refused")
 					return
 				}

@@ -16,14 +16,14 @@ func ExampleMap() {
 
 	name := operations.VolumeOpName("delete", "pv-1", "6f1c2a4e")
 	release := make(chan struct{})
-	err := m.Run(name, func(ctx context.Context) error {
+	err := m.Run(context.Background(), name, func(ctx context.Context) error {
 		<-release // delete the volume in the storage backend
 		return nil
 	})
 	fmt.Println("first:", err)
 
 	// The next sync of pv-1 comes while the delete is still running.
-	err = m.Run(name, func(ctx context.Context) error { return nil })
+	err = m.Run(context.Background(), name, func(ctx context.Context) error { return nil })
 	fmt.Println("second:", errors.Is(err, operations.ErrAlreadyRunning), m.IsPending(name))
 
 	close(release)
@@ -44,17 +44,17 @@ func ExampleMap_backoff() {
 
 	name := operations.ClaimOpName("provision", "default", "data", "0a2b")
 	fail := func(context.Context) error { return errors.New("backend unavailable") }
-	_ = m.Run(name, fail)
+	_ = m.Run(context.Background(), name, fail)
 	_ = m.Wait(context.Background())
 
-	err := m.Run(name, fail)
+	err := m.Run(context.Background(), name, fail)
 	var backoff *operations.BackoffError
 	if errors.As(err, &backoff) {
 		fmt.Println("refused until", backoff.Until.Format(time.TimeOnly+".000"), "after:", backoff.LastError)
 	}
 
 	fc.Step(operations.DefaultInitialDelay + time.Millisecond)
-	fmt.Println("after the backoff:", m.Run(name, func(context.Context) error { return nil }))
+	fmt.Println("after the backoff:", m.Run(context.Background(), name, func(context.Context) error { return nil }))
 	_ = m.Wait(context.Background())
 	// Output:
 	// refused until 00:00:00.500 after: backend unavailable

@@ -55,7 +55,7 @@ type Map struct {
 	disableBackoff bool
 	logger         klog.Logger
 
-	// ctx is handed to every operation; cancel cancels it on Shutdown.
+	// ctx is cancelled by Shutdown, and with it every operation's context.
 	ctx    context.Context
 	cancel context.CancelFunc
 	closed atomic.Bool
@@ -131,12 +131,14 @@ func (m *Map) shard(name string) *mapShard {
 // a *BackoffError (errors.Is(err, ErrBackoff)) while name backs off after a
 // failure, and ErrShutdown after Shutdown.
 //
-// op receives a context that is cancelled by Shutdown. A non-nil error
+// op's context is derived from ctx with context.WithoutCancel, so that
+// ctx's logger and values flow into the operation, which outlives the
+// call: it is cancelled by Shutdown, not when ctx is. A non-nil error
 // from op, or a panic (recovered as a *PanicError), is a failure: name is
 // refused until its backoff has passed, InitialDelay after the first
 // failure and twice as long after each further one, up to MaxDelay. A
 // success forgets the backoff.
-func (m *Map) Run(name string, op func(ctx context.Context) error) error {
+func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context) error) error {
 	if m.closed.Load() {
 		return ErrShutdown
 	}
@@ -161,15 +163,18 @@ func (m *Map) Run(name string, op func(ctx context.Context) error) error {
 		}
 	}
 	s.mu.Unlock()
-	go m.run(s, name, op)
+	opCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(m.ctx, cancel)
+	go m.run(opCtx, s, name, func() { stop(); cancel() }, op)
 	return nil
 }
 
-// run is the goroutine of one operation.
-func (m *Map) run(s *mapShard, name string, op func(context.Context) error) {
+// run is the goroutine of one operation; done releases its context.
+func (m *Map) run(ctx context.Context, s *mapShard, name string, done func(), op func(context.Context) error) {
 	var err error
 	defer m.finish(s, name, &err)
-	err = op(m.ctx)
+	defer done()
+	err = op(ctx)
 }
 
 // finish records the outcome of the operation under name, turning a panic

@@ -50,7 +50,7 @@ func (b *blocker) op(context.Context) error {
 func TestRunRefusesRunningName(t *testing.T) {
 	m := New(Config{})
 	b := newBlocker(nil)
-	if err := m.Run("a", b.op); err != nil {
+	if err := m.Run(context.Background(), "a", b.op); err != nil {
 		t.Fatalf("Run(a) = %v, want nil", err)
 	}
 	<-b.started
@@ -61,11 +61,11 @@ func TestRunRefusesRunningName(t *testing.T) {
 		t.Errorf("IsPending(b) = true, want false")
 	}
 	ran := make(chan struct{})
-	if err := m.Run("a", func(context.Context) error { close(ran); return nil }); !errors.Is(err, ErrAlreadyRunning) {
+	if err := m.Run(context.Background(), "a", func(context.Context) error { close(ran); return nil }); !errors.Is(err, ErrAlreadyRunning) {
 		t.Errorf("second Run(a) = %v, want ErrAlreadyRunning", err)
 	}
 	other := make(chan struct{})
-	if err := m.Run("b", func(context.Context) error { close(other); return nil }); err != nil {
+	if err := m.Run(context.Background(), "b", func(context.Context) error { close(other); return nil }); err != nil {
 		t.Errorf("Run(b) while a runs = %v, want nil", err)
 	}
 	<-other
@@ -79,7 +79,7 @@ func TestRunRefusesRunningName(t *testing.T) {
 	if m.IsPending("a") {
 		t.Errorf("IsPending(a) = true after it finished, want false")
 	}
-	if err := m.Run("a", func(context.Context) error { return nil }); err != nil {
+	if err := m.Run(context.Background(), "a", func(context.Context) error { return nil }); err != nil {
 		t.Errorf("Run(a) after success = %v, want nil", err)
 	}
 	waitIdle(t, m)
@@ -157,7 +157,7 @@ func TestRunBackoff(t *testing.T) {
 			for i, s := range tc.steps {
 				fc.Step(s.advance)
 				ran := false
-				err := m.Run("op", func(context.Context) error {
+				err := m.Run(context.Background(), "op", func(context.Context) error {
 					ran = true
 					if s.fail {
 						return fmt.Errorf("step %d: %w", i, errTest)
@@ -196,12 +196,12 @@ func TestRunDefaultBackoffCap(t *testing.T) {
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
 		8 * time.Second, 16 * time.Second, 32 * time.Second, 64 * time.Second, DefaultMaxDelay, DefaultMaxDelay}
 	for i, d := range want {
-		if err := m.Run("op", func(context.Context) error { return errTest }); err != nil {
+		if err := m.Run(context.Background(), "op", func(context.Context) error { return errTest }); err != nil {
 			t.Fatalf("failure %d: Run() = %v, want nil", i, err)
 		}
 		waitIdle(t, m)
 		var berr *BackoffError
-		if err := m.Run("op", func(context.Context) error { return nil }); !errors.As(err, &berr) {
+		if err := m.Run(context.Background(), "op", func(context.Context) error { return nil }); !errors.As(err, &berr) {
 			t.Fatalf("failure %d: Run() = %v, want *BackoffError", i, err)
 		}
 		if got := berr.Until.Sub(fc.Now()); got != d {
@@ -225,14 +225,14 @@ func TestRunRecoversPanic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := m.Run(tc.name, func(context.Context) error { panic(tc.value) }); err != nil {
+			if err := m.Run(context.Background(), tc.name, func(context.Context) error { panic(tc.value) }); err != nil {
 				t.Fatalf("Run() = %v, want nil", err)
 			}
 			waitIdle(t, m)
 			if m.IsPending(tc.name) {
 				t.Fatalf("IsPending() = true after the panic, want false")
 			}
-			err := m.Run(tc.name, func(context.Context) error { return nil })
+			err := m.Run(context.Background(), tc.name, func(context.Context) error { return nil })
 			var perr *PanicError
 			if !IsBackoff(err) || !errors.As(err, &perr) {
 				t.Fatalf("Run() after panic = %v, want a *BackoffError wrapping a *PanicError", err)
@@ -245,7 +245,7 @@ func TestRunRecoversPanic(t *testing.T) {
 				t.Errorf("Run() = %v, want it to wrap %v", err, tc.wantErr)
 			}
 			fc.Step(DefaultInitialDelay + 1)
-			if err := m.Run(tc.name, func(context.Context) error { return nil }); err != nil {
+			if err := m.Run(context.Background(), tc.name, func(context.Context) error { return nil }); err != nil {
 				t.Errorf("Run() after the backoff = %v, want nil", err)
 			}
 			waitIdle(t, m)
@@ -259,7 +259,7 @@ func TestShutdown(t *testing.T) {
 	var cancelled atomic.Int32
 	started := make(chan struct{}, 3)
 	for i := range 3 {
-		err := m.Run(fmt.Sprint("op-", i), func(ctx context.Context) error {
+		err := m.Run(context.Background(), fmt.Sprint("op-", i), func(ctx context.Context) error {
 			started <- struct{}{}
 			<-ctx.Done()
 			cancelled.Add(1)
@@ -282,7 +282,7 @@ func TestShutdown(t *testing.T) {
 	if got := cancelled.Load(); got != 3 {
 		t.Errorf("%d operations saw their context cancelled, want 3", got)
 	}
-	if err := m.Run("late", func(context.Context) error { return nil }); !errors.Is(err, ErrShutdown) {
+	if err := m.Run(context.Background(), "late", func(context.Context) error { return nil }); !errors.Is(err, ErrShutdown) {
 		t.Errorf("Run() after Shutdown = %v, want ErrShutdown", err)
 	}
 	m.Shutdown() // a second call does nothing
@@ -297,7 +297,7 @@ func TestWaitWaitsForAll(t *testing.T) {
 	var done atomic.Int32
 	release := make(chan struct{})
 	for i := range n {
-		if err := m.Run(fmt.Sprint(i), func(context.Context) error {
+		if err := m.Run(context.Background(), fmt.Sprint(i), func(context.Context) error {
 			<-release
 			done.Add(1)
 			return nil
@@ -337,7 +337,7 @@ func TestRunConcurrentSameName(t *testing.T) {
 	for range 4 {
 		go func() {
 			for runs.Load() < 100 {
-				err := m.Run("same", op)
+				err := m.Run(context.Background(), "same", op)
 				if err != nil && !errors.Is(err, ErrAlreadyRunning) {
 					errs <- err
 					return
@@ -379,5 +379,40 @@ func TestErrorMessages(t *testing.T) {
 	}
 	if perr.Unwrap() != nil {
 		t.Errorf("PanicError{Value: string}.Unwrap() = %v, want nil", perr.Unwrap())
+	}
+}
+
+// TestRunContext: an operation's context carries the caller's values (its
+// logger among them), outlives the caller's context and ends with
+// Shutdown.
+func TestRunContext(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	m := New(Config{})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "caller"))
+	got := make(chan any, 1)
+	opCtx := make(chan context.Context, 1)
+	if err := m.Run(ctx, "op", func(ctx context.Context) error {
+		got <- ctx.Value(key{})
+		opCtx <- ctx
+		<-ctx.Done()
+		return ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != "caller" {
+		t.Errorf("operation's ctx.Value = %v, want the caller's %q", v, "caller")
+	}
+	c := <-opCtx
+	cancel()
+	if err := c.Err(); err != nil {
+		t.Fatalf("operation's context ended with the caller's: %v", err)
+	}
+	m.Shutdown()
+	if err := m.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(c.Err(), context.Canceled) {
+		t.Errorf("operation's context after Shutdown: %v, want Canceled", c.Err())
 	}
 }
