@@ -32,7 +32,11 @@ func startEvery(t *testing.T, fc *testingclock.FakeClock, period time.Duration, 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Every(ctx, fc, period, factor, sliding, func(context.Context) {
+		run := EveryNonSliding
+		if sliding {
+			run = Every
+		}
+		run(ctx, fc, period, factor, func(context.Context) {
 			n := runs.Add(1)
 			if during != nil {
 				during(n)
@@ -146,5 +150,5 @@ func TestEveryStopsWhenContextDone(t *testing.T) {
 	// A nil clock means the real clock; a done context returns at once.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	Every(ctx, nil, time.Hour, 0, true, func(context.Context) { t.Error("f ran with a done context") })
+	Every(ctx, nil, time.Hour, 0, func(context.Context) { t.Error("f ran with a done context") })
 }

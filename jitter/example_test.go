@@ -16,7 +16,7 @@ func ExampleEvery() {
 	runs := 0
 	// Every millisecond, plus up to 10% jitter, on the real clock; the
 	// third run cancels the loop.
-	jitter.Every(ctx, clock.RealClock{}, time.Millisecond, 0.1, true, func(context.Context) {
+	jitter.Every(ctx, clock.RealClock{}, time.Millisecond, 0.1, func(context.Context) {
 		runs++
 		if runs == 3 {
 			cancel()
