@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // annPreResizeCapacity on a volume holds the claim's capacity before an
@@ -87,14 +89,7 @@ func (b *Binder) bindVolumeToClaim(ctx context.Context, pv *v1.PersistentVolume,
 		return pv, nil
 	}
 	clone := shallowVolume(pv)
-	clone.Spec.ClaimRef = &v1.ObjectReference{
-		Kind:            "PersistentVolumeClaim",
-		APIVersion:      "v1",
-		Namespace:       claim.Namespace,
-		Name:            claim.Name,
-		UID:             claim.UID,
-		ResourceVersion: claim.ResourceVersion,
-	}
+	clone.Spec.ClaimRef = claimRef(claim)
 	if !volume.IsVolumeBoundToClaim(pv, claim) && !metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
 		clone.Annotations = withAnnotation(pv.Annotations, volume.AnnBoundByController)
 	}
@@ -102,6 +97,20 @@ func (b *Binder) bindVolumeToClaim(ctx context.Context, pv *v1.PersistentVolume,
 		v.Info("Updating PersistentVolume: binding to claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	}
 	return b.writeVolume(ctx, clone)
+}
+
+// claimRef returns the claimRef that binds a volume to claim, as
+// Kubernetes writes it (kind, API version, name, namespace, UID and
+// resourceVersion of the claim).
+func claimRef(claim *v1.PersistentVolumeClaim) *v1.ObjectReference {
+	return &v1.ObjectReference{
+		Kind:            "PersistentVolumeClaim",
+		APIVersion:      "v1",
+		Namespace:       claim.Namespace,
+		Name:            claim.Name,
+		UID:             claim.UID,
+		ResourceVersion: claim.ResourceVersion,
+	}
 }
 
 // shallowVolume copies the volume's top level: metadata maps, spec and
@@ -322,7 +331,7 @@ func (b *Binder) enqueueClaimsFor(pv *v1.PersistentVolume) {
 			continue
 		}
 		if request := pvc.Spec.Resources.Requests[v1.ResourceStorage]; request.Cmp(capacity) <= 0 {
-			b.work.add(claimWork(claimKeyOf(pvc)))
+			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
 		}
 	}
 }

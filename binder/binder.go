@@ -6,9 +6,12 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/volbind/volbind/cache"
+	"github.com/volbind/volbind/internal/pvindex"
 	"github.com/volbind/volbind/jitter"
 	"github.com/volbind/volbind/operations"
 )
@@ -78,7 +81,7 @@ func New(api API, cfg Config) (*Binder, error) {
 		api:     api,
 		cfg:     cfg,
 		metrics: m,
-		store:   newStore(cfg.Clock.Now, cfg.AvailableDelay > 0),
+		store:   newStore(cfg.Clock, pvindex.Options{UnmarkedCandidates: cfg.AvailableDelay > 0}),
 		ops: operations.New(operations.Config{Clock: cfg.Clock,
 			InitialDelay: cfg.OperationInitialDelay, MaxDelay: cfg.OperationMaxDelay}),
 		reservations: newReservations(),
@@ -114,6 +117,7 @@ func (b *Binder) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
+	ctx = b.withLogger(ctx)
 	logger := klog.FromContext(ctx)
 	defer b.setReady()
 	defer func() {
@@ -134,7 +138,7 @@ func (b *Binder) Run(ctx context.Context) error {
 		b.work.add(volumeWork(pv.Name))
 	}
 	for _, pvc := range b.store.claims.List() {
-		key := claimKeyOf(pvc)
+		key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 		b.work.track(claimWork(key))
 		b.work.add(claimWork(key))
 	}
@@ -158,6 +162,14 @@ func (b *Binder) Run(ctx context.Context) error {
 	wg.Wait()
 	logger.V(2).Info("Stopped volume binder")
 	return nil
+}
+
+// withLogger returns ctx with Config.Logger, unless ctx carries a logger.
+func (b *Binder) withLogger(ctx context.Context) context.Context {
+	if _, err := logr.FromContext(ctx); err == nil {
+		return ctx
+	}
+	return klog.NewContext(ctx, b.cfg.Logger)
 }
 
 func (b *Binder) setReady() { b.readyOnce.Do(func() { close(b.ready) }) }
@@ -196,14 +208,14 @@ func (b *Binder) WaitForQuiescence(ctx context.Context) error {
 // malformed claim). A claim the Binder does not know is not an error.
 // It blocks while a worker syncs the same claim.
 func (b *Binder) SyncClaim(ctx context.Context, key string) error {
-	return b.work.syncing(func() error { return b.syncKey(ctx, claimWork(key)) })
+	return b.work.syncing(func() error { return b.syncKey(b.withLogger(ctx), claimWork(key)) })
 }
 
 // SyncVolume runs one sync of the named volume, the equivalent of
 // Kubernetes' syncVolume, and returns its error. A volume the Binder does
 // not know is not an error. It blocks while a worker syncs the same volume.
 func (b *Binder) SyncVolume(ctx context.Context, name string) error {
-	return b.work.syncing(func() error { return b.syncKey(ctx, volumeWork(name)) })
+	return b.work.syncing(func() error { return b.syncKey(b.withLogger(ctx), volumeWork(name)) })
 }
 
 // syncKey syncs one key under its lock and records the metrics.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/pvindex"
 )
 
@@ -59,7 +60,7 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	pv, release, err := b.findAndLock(claim, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil {
 		logger.V(2).Info("Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
-		return fmt.Errorf("error finding PV for claim %q: %w", claimKeyOf(claim), err)
+		return fmt.Errorf("binder: error finding PV for claim %q: %w", cache.ClaimKey(claim.Namespace, claim.Name), err)
 	}
 	if pv != nil {
 		defer release()
@@ -71,11 +72,11 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 
 	logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, no volume found", "PVC", klog.KObj(claim))
 	if !delay {
-		b.avail.claimUnmatched(claimKeyOf(claim), claim)
+		b.avail.claimUnmatched(cache.ClaimKey(claim.Namespace, claim.Name), claim)
 	}
 	updated, err := b.assignDefaultStorageClass(ctx, claim)
 	if err != nil {
-		return fmt.Errorf("can't update PersistentVolumeClaim[%q]: %w", claimKeyOf(claim), err)
+		return fmt.Errorf("binder: can't update PersistentVolumeClaim[%q]: %w", cache.ClaimKey(claim.Namespace, claim.Name), err)
 	}
 	if updated {
 		// The update's event syncs the claim again with its new class.
@@ -106,13 +107,14 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindO
 		excluded, freed := b.reservations.snapshot()
 		opts.Exclude = excluded
 		pv, err := b.store.index.FindBestMatch(claim, opts)
-		if err != nil {
+		missed := err == nil && pv == nil && b.reservations.miss(cache.ClaimKey(claim.Namespace, claim.Name), excluded, freed)
+		b.reservations.recycle(excluded)
+		switch {
+		case err != nil:
 			return nil, nil, err
-		}
-		if pv == nil {
-			if b.reservations.miss(claimKeyOf(claim), excluded, freed) {
-				return nil, nil, nil
-			}
+		case missed:
+			return nil, nil, nil
+		case pv == nil:
 			continue // a reserved volume was freed meanwhile
 		}
 		name := pv.Name
@@ -182,8 +184,8 @@ func (b *Binder) syncRequestedClaim(ctx context.Context, claim *v1.PersistentVol
 		// Someone removed bind-completed from a claim the controller bound.
 		b.warn(claim, ReasonFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", name))
 		ref := pv.Spec.ClaimRef
-		return fmt.Errorf("invalid binding of claim %q to volume %q: volume already claimed by %q",
-			claimKeyOf(claim), name, ref.Namespace+"/"+ref.Name)
+		return fmt.Errorf("binder: invalid binding of claim %q to volume %q: volume already claimed by %q",
+			cache.ClaimKey(claim.Namespace, claim.Name), name, cache.ClaimKey(ref.Namespace, ref.Name))
 	}
 }
 

@@ -90,7 +90,7 @@ func (c *classes) delayBinding(claim *v1.PersistentVolumeClaim) (bool, error) {
 		return false, nil
 	}
 	if sc.VolumeBindingMode == nil {
-		return false, fmt.Errorf("VolumeBindingMode not set for StorageClass %q", name)
+		return false, fmt.Errorf("binder: VolumeBindingMode not set for StorageClass %q", name)
 	}
 	return *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer, nil
 }

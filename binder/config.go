@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -28,6 +29,11 @@ type Config struct {
 	// Clock drives the workqueues' delays and the resync. Nil means
 	// clock.RealClock{}.
 	Clock clock.WithTicker
+	// Logger receives what the Binder logs outside a call: its event
+	// handlers' logs. Run, SyncClaim and SyncVolume log to the logger of
+	// their ctx (klog.FromContext), and to Logger when ctx carries none.
+	// The zero value means klog.Background().
+	Logger klog.Logger
 	// Recorder receives the Binder's events (FailedBinding, ClaimLost, ...).
 	// Nil drops them.
 	Recorder record.EventRecorder
@@ -172,6 +178,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = klog.Background()
 	}
 	if cfg.CSIMigration == nil {
 		cfg.CSIMigration = TranslationLibMigration{}

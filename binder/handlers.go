@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/volume"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // VolumeHandler returns the event handler of PersistentVolumes: register it
@@ -89,7 +91,7 @@ func (b *Binder) volumeDeleted(obj any) {
 	if ref != nil {
 		// Sync the claim now rather than at its next resync, so that it
 		// becomes Lost without delay.
-		b.work.add(claimWork(ref.Namespace + "/" + ref.Name))
+		b.work.add(claimWork(cache.ClaimKey(ref.Namespace, ref.Name)))
 	}
 }
 
@@ -103,7 +105,7 @@ func (b *Binder) claimChanged(obj any) {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
-	wk := claimWork(claimKeyOf(pvc))
+	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
 	switch {
 	case stored:
 		b.work.track(wk)
@@ -121,7 +123,7 @@ func (b *Binder) claimDeleted(obj any) {
 		return
 	}
 	cached := b.store.deleteClaim(pvc)
-	key := claimKeyOf(pvc)
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	b.work.forget(claimWork(key))
 	b.avail.claimGone(key)
 	name := pvc.Spec.VolumeName
@@ -159,12 +161,7 @@ func (b *Binder) enqueueUnboundClaims() {
 	}
 	for _, pvc := range b.store.claims.List() {
 		if !metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
-			b.work.add(claimWork(claimKeyOf(pvc)))
+			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
 		}
 	}
-}
-
-// claimKeyOf returns "namespace/name".
-func claimKeyOf(pvc *v1.PersistentVolumeClaim) string {
-	return pvc.Namespace + "/" + pvc.Name
 }

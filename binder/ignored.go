@@ -39,7 +39,7 @@ func (b *Binder) ignoreEvent(resource string, obj klog.KMetadata, err error) {
 	if b.metrics != nil {
 		b.metrics.ignored.WithLabelValues(resource, reason).Inc()
 	}
-	logger := klog.Background()
+	logger := b.cfg.Logger
 	if b.ignoredLogged.CompareAndSwap(false, true) {
 		logger.Error(err, "Ignoring an object the Binder cannot order", "resource", resource, "object", klog.KObj(obj), "hint", ignoredHint)
 		return

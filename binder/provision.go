@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/operations"
 	"github.com/volbind/volbind/zones"
 )
@@ -143,23 +144,24 @@ func (b *Binder) setClaimProvisioner(ctx context.Context, claim *v1.PersistentVo
 func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, p Provisioner) error {
 	logger := klog.FromContext(ctx)
 	pc := b.cfg.Provisioning
-	claim, err := b.setClaimProvisioner(ctx, claim, class.Provisioner)
+	saved, err := b.setClaimProvisioner(ctx, claim, class.Provisioner)
 	if err != nil {
 		logger.V(2).Info("Error saving claim", "PVC", klog.KObj(claim), "err", err)
 		return err
 	}
+	claim = saved
 	pvName := ProvisionedVolumeName(claim)
 	existing, err := b.api.GetVolume(ctx, pvName)
 	switch {
 	case err == nil:
 		if !provisionedFor(existing, claim) {
-			err := fmt.Errorf("volume %q already exists and is not bound to claim %s", pvName, claimKeyOf(claim))
+			err := fmt.Errorf("volume %q already exists and is not bound to claim %s", pvName, cache.ClaimKey(claim.Namespace, claim.Name))
 			b.warn(claim, ReasonProvisioningFailed, err.Error())
 			return err
 		}
 		logger.V(4).Info("Volume already provisioned, skipping", "PVC", klog.KObj(claim), "volumeName", pvName)
 		b.keepVolume(ctx, existing)
-		b.work.add(claimWork(claimKeyOf(claim)))
+		b.work.add(claimWork(cache.ClaimKey(claim.Namespace, claim.Name)))
 		return nil
 	case !apierrors.IsNotFound(err):
 		return err
@@ -245,7 +247,7 @@ func (b *Binder) provisionRequest(ctx context.Context, claim *v1.PersistentVolum
 		// listed only now because most classes never need them.
 		nodes, lerr := pc.Nodes.ListNodes(ctx)
 		if lerr != nil {
-			return nil, fmt.Errorf("list nodes: %w", lerr)
+			return nil, fmt.Errorf("binder: list nodes: %w", lerr)
 		}
 		zr.ZonesWithNodes = zones.ZonesWithNodes(nodes)
 		req.Zones, err = zones.SelectZones(zr)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
 
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/zones"
 )
 
@@ -43,9 +44,9 @@ func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolume
 		logger.V(2).Info("Cannot tell whether the provisioned volume's object exists; keeping its storage", "PVC", klog.KObj(claim), "volumeName", req.VolumeName, "err", err)
 		return err
 	default:
-		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", claimKeyOf(claim), err))
+		b.warn(claim, ReasonProvisioningFailed, fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", cache.ClaimKey(claim.Namespace, claim.Name), err))
 		if derr := b.deleteProvisioned(ctx, class, p, pv); derr != nil {
-			b.warn(claim, ReasonProvisioningCleanupFailed, fmt.Sprintf("Error cleaning provisioned volume for claim %s: %v. Please delete manually.", claimKeyOf(claim), derr))
+			b.warn(claim, ReasonProvisioningCleanupFailed, fmt.Sprintf("Error cleaning provisioned volume for claim %s: %v. Please delete manually.", cache.ClaimKey(claim.Namespace, claim.Name), derr))
 		}
 		return err
 	}
@@ -55,7 +56,7 @@ func (b *Binder) saveProvisioned(ctx context.Context, claim *v1.PersistentVolume
 	logger.V(2).Info("Volume provisioned for claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	b.event(claim, v1.EventTypeNormal, ReasonProvisioningSucceeded,
 		fmt.Sprintf("Successfully provisioned volume %s using %s", pv.Name, class.Provisioner))
-	b.work.add(claimWork(claimKeyOf(claim)))
+	b.work.add(claimWork(cache.ClaimKey(claim.Namespace, claim.Name)))
 	return nil
 }
 
@@ -69,14 +70,7 @@ func completeVolume(in *v1.PersistentVolume, req *ProvisionRequest) (*v1.Persist
 	pv.TypeMeta = metav1.TypeMeta{}
 	pv.Name, pv.GenerateName, pv.UID, pv.ResourceVersion = req.VolumeName, "", "", ""
 	pv.Status = v1.PersistentVolumeStatus{}
-	pv.Spec.ClaimRef = &v1.ObjectReference{
-		Kind:            "PersistentVolumeClaim",
-		APIVersion:      "v1",
-		Namespace:       claim.Namespace,
-		Name:            claim.Name,
-		UID:             claim.UID,
-		ResourceVersion: claim.ResourceVersion,
-	}
+	pv.Spec.ClaimRef = claimRef(claim)
 	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnBoundByController, "yes")
 	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnDynamicallyProvisioned, req.Class.Provisioner)
 	pv.Spec.StorageClassName = volume.GetPersistentVolumeClaimClass(claim)
@@ -198,7 +192,7 @@ func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, c
 		}
 		return createUnknown, err
 	case !provisionedFor(existing, claim):
-		return createAbsent, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, claimKeyOf(claim))
+		return createAbsent, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, cache.ClaimKey(claim.Namespace, claim.Name))
 	}
 	return createResult{volume: existing, state: stateExists}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
 
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/operations"
 	"github.com/volbind/volbind/recycler"
 )
@@ -68,7 +69,7 @@ func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types
 		logger.V(3).Info("Volume was deleted, skipping", "volumeName", name)
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read volume %s: %w", name, err)
+		return nil, fmt.Errorf("binder: read volume %s: %w", name, err)
 	}
 	b.keepVolume(ctx, pv)
 	switch {
@@ -83,7 +84,7 @@ func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types
 	}
 	released, err := b.isVolumeReleased(ctx, pv)
 	if err != nil {
-		return nil, fmt.Errorf("read claim of volume %s: %w", name, err)
+		return nil, fmt.Errorf("binder: read claim of volume %s: %w", name, err)
 	}
 	if !released {
 		logger.V(3).Info("Volume no longer needs reclaim, skipping", "volumeName", name)
@@ -102,7 +103,7 @@ func (b *Binder) isVolumeReleased(ctx context.Context, pv *v1.PersistentVolume) 
 	if ref == nil || ref.UID == "" {
 		return false, nil
 	}
-	claim, found := b.store.claim(ref.Namespace + "/" + ref.Name)
+	claim, found := b.store.claim(cache.ClaimKey(ref.Namespace, ref.Name))
 	if !found || claim.UID != ref.UID {
 		c, err := b.getClaim(ctx, ref.Namespace, ref.Name)
 		if err != nil {
@@ -266,7 +267,7 @@ func (b *Binder) recycleWaitsForPods(ctx context.Context, pv *v1.PersistentVolum
 	if len(pods) == 0 {
 		return false
 	}
-	if _, cached := b.store.claim(ref.Namespace + "/" + ref.Name); cached {
+	if _, cached := b.store.claim(cache.ClaimKey(ref.Namespace, ref.Name)); cached {
 		return false
 	}
 	msg := "Volume is used by pods: " + strings.Join(pods, ",")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/pvindex"
@@ -26,7 +27,7 @@ type tombstone struct {
 // from the answers to the Binder's own writes, plus the volume index built
 // from the same versions.
 type store struct {
-	now func() time.Time
+	clock clock.PassiveClock
 
 	volumes *cache.Latest[*v1.PersistentVolume]
 	claims  *cache.Latest[*v1.PersistentVolumeClaim]
@@ -41,14 +42,14 @@ type store struct {
 	sweepAt int
 }
 
-// newStore returns an empty store; unmarked makes volumes not marked
-// Available yet candidates of the index (Config.AvailableDelay).
-func newStore(now func() time.Time, unmarked bool) *store {
+// newStore returns an empty store whose tombstones are timed on clk and
+// whose index is made with opts.
+func newStore(clk clock.PassiveClock, opts pvindex.Options) *store {
 	return &store{
-		now:         now,
+		clock:       clk,
 		volumes:     cache.NewLatest[*v1.PersistentVolume](),
 		claims:      cache.NewLatest[*v1.PersistentVolumeClaim](),
-		index:       pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: unmarked}),
+		index:       pvindex.NewWithOptions(opts),
 		volumeTombs: make(map[string]tombstone),
 		claimTombs:  make(map[string]tombstone),
 		sweepAt:     1024,
@@ -141,7 +142,7 @@ func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) *v1.PersistentVolumeC
 // buryLocked records a tombstone and, when the tombstones have doubled
 // since the last sweep, drops the expired ones (amortized O(1)).
 func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
-	now := s.now()
+	now := s.clock.Now()
 	tombs[key] = tombstone{rv: rv, when: now}
 	if n := len(s.volumeTombs) + len(s.claimTombs); n >= s.sweepAt {
 		for _, m := range []map[string]tombstone{s.volumeTombs, s.claimTombs} {

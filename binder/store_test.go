@@ -7,6 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/volbind/volbind/internal/pvindex"
 )
 
 func withRV[T interface{ SetResourceVersion(string) }](obj T, rv string) T {
@@ -18,7 +21,7 @@ func withRV[T interface{ SetResourceVersion(string) }](obj T, rv string) T {
 // must not bring the object back; a re-created object must get in.
 func TestStoreTombstones(t *testing.T) {
 	t.Parallel()
-	s := newStore(func() time.Time { return time.Unix(0, 0) }, false)
+	s := newStore(testingclock.NewFakePassiveClock(time.Unix(0, 0)), pvindex.Options{})
 	for _, step := range []struct {
 		name       string
 		do         func() (bool, error)

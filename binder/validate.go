@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // knownAccessMode reports whether m is one of the four access modes.
@@ -62,5 +64,5 @@ func invalidVolume(pv *v1.PersistentVolume, problem string) error {
 }
 
 func invalidClaim(pvc *v1.PersistentVolumeClaim, problem string) error {
-	return &InvalidObjectError{Kind: "PersistentVolumeClaim", Key: pvc.Namespace + "/" + pvc.Name, Problem: problem}
+	return &InvalidObjectError{Kind: "PersistentVolumeClaim", Key: cache.ClaimKey(pvc.Namespace, pvc.Name), Problem: problem}
 }

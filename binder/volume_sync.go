@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // syncVolume decides what to do with a volume: Kubernetes' syncVolume. The
@@ -37,7 +39,7 @@ func (b *Binder) syncVolume(ctx context.Context, pv *v1.PersistentVolume) error 
 	if err != nil {
 		return err
 	}
-	key := ref.Namespace + "/" + ref.Name
+	key := cache.ClaimKey(ref.Namespace, ref.Name)
 	switch {
 	case claim == nil:
 		// The claim was deleted (or re-created with another UID).
@@ -79,7 +81,7 @@ func (b *Binder) syncVolume(ctx context.Context, pv *v1.PersistentVolume) error 
 // released because the cache has not seen its claim yet.
 func (b *Binder) claimOf(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolumeClaim, error) {
 	ref := pv.Spec.ClaimRef
-	claim, found := b.store.claim(ref.Namespace + "/" + ref.Name)
+	claim, found := b.store.claim(cache.ClaimKey(ref.Namespace, ref.Name))
 	if !found && pv.Status.Phase != v1.VolumeReleased && pv.Status.Phase != v1.VolumeFailed {
 		c, err := b.getClaim(ctx, ref.Namespace, ref.Name)
 		if err != nil {

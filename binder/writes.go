@@ -6,6 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // Resource names for metrics and logs.
@@ -117,7 +119,7 @@ func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
 
 // keepClaim is keepVolume for claims.
 func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
-	key := claimKeyOf(pvc)
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	_, known := b.store.claim(key)
 	stored, err := b.store.storeClaim(pvc)
 	if err != nil {
