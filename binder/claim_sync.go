@@ -265,7 +265,7 @@ func (b *Binder) assignDefaultStorageClass(ctx context.Context, claim *v1.Persis
 // use it and wait to be scheduled (WaitForPodScheduled), or, when there are
 // none (or Config.Pods is nil), its first consumer (WaitForFirstConsumer).
 func (b *Binder) waitForConsumerEvent(claim *v1.PersistentVolumeClaim) error {
-	pods, err := b.activePodsUsing(claim.Namespace, claim.Name, true)
+	pods, err := b.unscheduledPodsUsing(claim.Namespace, claim.Name)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/ephemeral"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // ClaimPods finds the pods that use a claim.
@@ -153,29 +155,52 @@ func notRunning(statuses []v1.ContainerStatus) bool {
 
 // activePodsUsing returns the sorted "namespace/name" of the pods that use
 // the claim and have not terminated, as Kubernetes' isVolumeUsed; nil
-// without Config.Pods. unscheduledOnly keeps only the pods without a node,
-// named without namespace (Kubernetes' findNonScheduledPodsByPVC).
-func (b *Binder) activePodsUsing(namespace, name string, unscheduledOnly bool) ([]string, error) {
+// without Config.Pods.
+func (b *Binder) activePodsUsing(namespace, name string) ([]string, error) {
+	pods, err := b.livePodsUsing(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, pod := range pods {
+		names = append(names, pod.Namespace+"/"+pod.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// unscheduledPodsUsing returns the names (without namespace) of the pods
+// that use the claim, have not terminated and have no node yet, as
+// Kubernetes' findNonScheduledPodsByPVC; nil without Config.Pods.
+func (b *Binder) unscheduledPodsUsing(namespace, name string) ([]string, error) {
+	pods, err := b.livePodsUsing(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" {
+			names = append(names, pod.Name)
+		}
+	}
+	return names, nil
+}
+
+// livePodsUsing returns the pods that use the claim and have not
+// terminated; nil without Config.Pods.
+func (b *Binder) livePodsUsing(namespace, name string) ([]*v1.Pod, error) {
 	if b.cfg.Pods == nil {
 		return nil, nil
 	}
 	pods, err := b.cfg.Pods.PodsUsingClaim(namespace, name)
 	if err != nil {
-		return nil, fmt.Errorf("error finding pods by pvc %q: %w", namespace+"/"+name, err)
+		return nil, fmt.Errorf("binder: error finding pods by pvc %q: %w", cache.ClaimKey(namespace, name), err)
 	}
-	var names []string
+	live := pods[:0:0]
 	for _, pod := range pods {
-		switch {
-		case podTerminated(pod):
-		case unscheduledOnly && pod.Spec.NodeName == "":
-			names = append(names, pod.Name)
-		case !unscheduledOnly:
-			names = append(names, pod.Namespace+"/"+pod.Name)
+		if !podTerminated(pod) {
+			live = append(live, pod)
 		}
 	}
-	if !unscheduledOnly {
-		slices.Sort(names)
-		names = slices.Compact(names)
-	}
-	return names, nil
+	return live, nil
 }

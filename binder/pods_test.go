@@ -104,7 +104,7 @@ func TestNewForClientsetPods(t *testing.T) {
 	if pods[0].Labels != nil {
 		t.Errorf("informer pod keeps labels %v, want it trimmed", pods[0].Labels)
 	}
-	names, err := b.activePodsUsing("default", "data-web-0", false)
+	names, err := b.activePodsUsing("default", "data-web-0")
 	if err != nil || !slices.Equal(names, []string{"default/web-0"}) {
 		t.Errorf("activePodsUsing = %v, %v; want [default/web-0]", names, err)
 	}

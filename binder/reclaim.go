@@ -259,7 +259,7 @@ func (b *Binder) scrub(ctx context.Context, pv *v1.PersistentVolume) (*v1.Persis
 func (b *Binder) recycleWaitsForPods(ctx context.Context, pv *v1.PersistentVolume) bool {
 	logger := klog.FromContext(ctx)
 	ref := pv.Spec.ClaimRef
-	pods, err := b.activePodsUsing(ref.Namespace, ref.Name, false)
+	pods, err := b.activePodsUsing(ref.Namespace, ref.Name)
 	if err != nil {
 		logger.V(3).Info("Can't recycle volume", "volumeName", pv.Name, "err", err)
 		return true
