@@ -18,6 +18,36 @@
 // Kubernetes' syncClaim and syncVolume, and [Binder.WaitForQuiescence]
 // waits until no work is queued or in flight.
 //
+// # How it works
+//
+// The Binder composes four parts, each an unexported type with its own
+// lock and a stated invariant:
+//
+//   - the work tracker (tracker.go) owns the claim and volume queues, their
+//     resyncs, the retries of failed syncs and the accounting
+//     WaitForQuiescence reads. Every producer of work goes through it: the
+//     event handlers, the Binder's own writes, the resyncs, retries and
+//     held volumes. It also knows which claims wait in the claim queue,
+//     which is what AvailableDelay's holds (available.go) ask before
+//     marking a volume Available.
+//   - the reservations (reservations.go) keep two claim workers from
+//     binding one volume: a claim searches the volume index without a
+//     shared lock, on a snapshot of the reserved volumes, and reserves what
+//     it found with check-and-retry.
+//   - the store (store.go) holds the latest version of every volume and
+//     claim, from events and from the answers to the Binder's writes, and
+//     the volume index built from the same versions.
+//   - the write layer (writes.go) sends every write through the API and
+//     keeps its answer in the store, so that the write's own event finds
+//     nothing left to do.
+//
+// One path of a claim: an event handler stores the claim and hands its key
+// to the tracker; a claim worker takes it, locks the claim's key (one
+// mutex per key, operations.Locks), finds the best volume in the index,
+// reserves it and locks the volume's key, and writes the four steps of the
+// binding through the write layer; the reservation and the locks end with
+// the sync, and the tracker forgets the key unless it was queued again.
+//
 // # Semantics
 //
 // The state machine is Kubernetes': a Pending claim is bound to the best
@@ -241,6 +271,8 @@
 //     to provision volume with StorageClass ...".
 //
 // Events go to the configured record.EventRecorder, logs to the logger of
-// the context (klog.FromContext) with structured keys, and Prometheus
-// metrics to the configured Registerer. There is no package-level state.
+// the context (klog.FromContext), or [Config.Logger] where there is no
+// context (the event handlers), with structured keys, and Prometheus
+// metrics to the configured Registerer (nil: no metrics). There is no
+// package-level state.
 package binder
