@@ -110,7 +110,7 @@ func (b *Binder) annealVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1
 		return pv, nil
 	}
 	logger := klog.FromContext(ctx)
-	ann, annChanged := migratedAnnotations(logger, b.cfg.CSIMigration, pv.Annotations, false)
+	ann, annChanged := migratedVolumeAnnotations(logger, b.cfg.CSIMigration, pv.Annotations)
 	finalizers, finChanged := b.deletionFinalizers(pv)
 	if !annChanged && !finChanged {
 		return pv, nil

@@ -72,21 +72,29 @@ func (NoCSIMigration) GetCSINameFromInTreeName(pluginName string) (string, error
 // migrated, and without migrated-to when it is not (a migration rolled
 // back), as Kubernetes' updateMigrationAnnotations. ann is not modified; a
 // copy is returned with true only when something changes.
-func migratedAnnotations(logger klog.Logger, m CSIMigration, ann map[string]string, claim bool) (map[string]string, bool) {
-	if ann == nil {
-		return nil, false
-	}
-	key := volume.AnnDynamicallyProvisioned
-	if claim {
-		key = volume.AnnStorageProvisioner
-	}
-	provisioner, ok := ann[key]
-	if !ok && claim {
+// migratedClaimAnnotations and migratedVolumeAnnotations are it for the
+// annotations of a claim and of a volume.
+func migratedClaimAnnotations(logger klog.Logger, m CSIMigration, ann map[string]string) (map[string]string, bool) {
+	provisioner, ok := ann[volume.AnnStorageProvisioner]
+	if !ok {
 		provisioner, ok = ann[volume.AnnBetaStorageProvisioner]
 	}
 	if !ok {
 		return nil, false
 	}
+	return migratedAnnotations(logger, m, ann, provisioner)
+}
+
+func migratedVolumeAnnotations(logger klog.Logger, m CSIMigration, ann map[string]string) (map[string]string, bool) {
+	provisioner, ok := ann[volume.AnnDynamicallyProvisioned]
+	if !ok {
+		return nil, false
+	}
+	return migratedAnnotations(logger, m, ann, provisioner)
+}
+
+// migratedAnnotations is the common part: provisioner is the one ann names.
+func migratedAnnotations(logger klog.Logger, m CSIMigration, ann map[string]string, provisioner string) (map[string]string, bool) {
 	current := ann[volume.AnnMigratedTo]
 	if m.IsMigrationEnabledForPlugin(provisioner) {
 		driver, err := m.GetCSINameFromInTreeName(provisioner)
@@ -114,7 +122,7 @@ func migratedAnnotations(logger klog.Logger, m CSIMigration, ann map[string]stri
 // updateClaimMigrationAnnotations at the start of every claim sync. It
 // returns the claim to continue the sync with.
 func (b *Binder) annealClaimMigration(ctx context.Context, claim *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	ann, changed := migratedAnnotations(klog.FromContext(ctx), b.cfg.CSIMigration, claim.Annotations, true)
+	ann, changed := migratedClaimAnnotations(klog.FromContext(ctx), b.cfg.CSIMigration, claim.Annotations)
 	if !changed {
 		return claim, nil
 	}

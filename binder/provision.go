@@ -131,7 +131,7 @@ func (b *Binder) setClaimProvisioner(ctx context.Context, claim *v1.PersistentVo
 	}
 	clone.Annotations[volume.AnnBetaStorageProvisioner] = provisioner
 	clone.Annotations[volume.AnnStorageProvisioner] = provisioner
-	if ann, changed := migratedAnnotations(klog.FromContext(ctx), b.cfg.CSIMigration, clone.Annotations, true); changed {
+	if ann, changed := migratedClaimAnnotations(klog.FromContext(ctx), b.cfg.CSIMigration, clone.Annotations); changed {
 		clone.Annotations = ann
 	}
 	return b.writeClaim(ctx, clone)
