@@ -151,14 +151,14 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 			return createResult{volume: out, state: stateExists}, nil
 		case apierrors.IsAlreadyExists(err):
 			logger.V(3).Info("Provisioned volume already exists, reusing", "volumeName", pv.Name)
-			return b.readProvisioned(ctx, pv, claim, true)
+			return b.readProvisioned(ctx, pv, claim, err)
 		}
 		logger.V(3).Info("Failed to save provisioned volume", "volumeName", pv.Name, "PVC", klog.KObj(claim), "err", err)
 		if ctx.Err() != nil {
 			return createUnknown, err
 		}
 	}
-	res, rerr := b.readProvisioned(ctx, pv, claim, false)
+	res, rerr := b.readProvisioned(ctx, pv, claim, err)
 	switch {
 	case rerr == nil && res.state == stateExists:
 		logger.V(3).Info("Provisioned volume was created by a failed attempt, reusing", "volumeName", pv.Name)
@@ -170,10 +170,11 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 }
 
 // readProvisioned reads the volume named like pv after its create failed
-// (existed reports an AlreadyExists answer) and tells whether the object
-// is this claim's. A volume of that name bound to another claim is an
-// error; NotFound after AlreadyExists (deleted meanwhile) is too.
-func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim, existed bool) (createResult, error) {
+// with createErr and tells whether the object is this claim's. A volume of
+// that name bound to another claim is an error; NotFound after
+// AlreadyExists (deleted meanwhile) is too.
+func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim, createErr error) (createResult, error) {
+	existed := apierrors.IsAlreadyExists(createErr)
 	existing, err := b.api.GetVolume(ctx, pv.Name)
 	switch {
 	case apierrors.IsNotFound(err):
