@@ -88,9 +88,10 @@ type Config struct {
 	// bound to unbound volumes whose phase is still empty or Pending, and
 	// the volume sync marks such a volume Available only once AvailableDelay
 	// has passed since the Binder first saw it and no claim waiting in the
-	// claim queue might take it (one of its class, VolumeAttributesClass
-	// and volume mode requesting no more than its capacity, the claim it is
-	// pre-bound to, or a claim naming it). A binding then costs 4 writes
+	// claim queue (queued by an event, a resync or a write, or waiting for
+	// the retry of a failed sync) might take it (one of its class,
+	// VolumeAttributesClass and volume mode requesting no more than its
+	// capacity, the claim it is pre-bound to, or a claim naming it). A binding then costs 4 writes
 	// instead of Kubernetes' 5, and a volume no claim takes is marked
 	// Available at most one AvailableDelay after the claim queue has no
 	// claim for it. Zero (the default) is Kubernetes' behaviour: every new
