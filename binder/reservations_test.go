@@ -1,8 +1,11 @@
 package binder
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestReservations(t *testing.T) {
@@ -45,5 +48,30 @@ func TestReservations(t *testing.T) {
 	}
 	if r.len() != 0 || len(r.missed) != 0 {
 		t.Errorf("left behind: %d reserved, missed %v", r.len(), r.missed)
+	}
+}
+
+// Many claim workers racing for interchangeable volumes: each search runs
+// without a shared lock and a volume another worker reserved meanwhile is
+// searched for again, so every claim gets its own volume with the four
+// writes of its binding and no conflict.
+func TestClaimWorkersRaceForOneSize(t *testing.T) {
+	t.Parallel()
+	const n = 64
+	var objs []runtime.Object
+	for i := range n {
+		objs = append(objs, newPV(fmt.Sprintf("pv%03d", i), "1Gi"), newPVC(fmt.Sprintf("claim%03d", i), "1Gi"))
+	}
+	e := newEnv(t, objs...)
+	b := e.newBinder(Config{ClaimWorkers: 32, VolumeWorkers: 4})
+	e.srv.ResetStats()
+	e.run(b)
+	e.settle(b)
+	checkAllBound(t, e, n)
+	if st := e.srv.Stats(); st.TotalWrites() != 4*n || st.Conflicts != 0 {
+		t.Errorf("writes = %d, conflicts = %d, want %d and 0", st.TotalWrites(), st.Conflicts, 4*n)
+	}
+	if got := b.reservations.len(); got != 0 {
+		t.Errorf("%d reservations left", got)
 	}
 }
