@@ -28,9 +28,10 @@
 //     workqueues into the Binder: claim and volume sync loops, best-fit
 //     matching in O(log N), binding, reclaim, provisioning and delayed
 //     binding. [github.com/volbind/volbind/binder/bindertest] is an in-memory
-//     API server with kube-apiserver's semantics for tests and simulations;
-//     [github.com/volbind/volbind/binder/nodepool] binds waiting pods to
-//     per-pod nodes and keeps standby pools.
+//     API server with kube-apiserver's semantics for tests and simulations.
+//   - [github.com/volbind/volbind/nodepool] binds waiting pods to per-pod
+//     nodes, boots and stops nodes and keeps standby pools; it imports only
+//     zones.
 //
 // The command github.com/volbind/volbind/cmd/volbind runs the Binder, either
 // on the embedded in-memory API ("volbind simulate") or against a real
