@@ -1,19 +1,16 @@
 // Package cache holds the three in-memory caches a volume binder decides
 // from.
 //
-// [Assume] sits on top of informer data. The informer side feeds it (it is a
-// client-go ResourceEventHandler, and it also has typed Add, Update and
-// Delete for callers with their own watch). A binder that has just written
-// an object calls [Assume.Assume] with the API server's answer, so that its
-// next decision sees the new version before the informer delivers it;
-// [Assume.Restore] drops such an assumption when the write is abandoned. An
-// informer version at least as new as the assumed one replaces it (a resync
-// that re-delivers the informer's current version does not). Lookups by key
-// take no lock at all, so they scale with the cores that make them, and
-// lists by a named index cost time proportional to the result.
-// [NewPVAssume] and [NewPVCAssume] build the caches the scheduler side needs
-// for PersistentVolumes (indexed by storage class) and
-// PersistentVolumeClaims (indexed by namespace).
+// [Assume] sits on top of informer data. The informer side feeds it: it is a
+// client-go ResourceEventHandler (a caller with its own watch calls OnAdd,
+// OnUpdate and OnDelete). A binder that has just written an object calls
+// [Assume.Assume] with the API server's answer, so that its next decision
+// sees the new version before the informer delivers it; [Assume.Restore]
+// drops such an assumption when the write is abandoned. An informer version
+// at least as new as the assumed one replaces it (a resync that re-delivers
+// the informer's current version does not). [Assume.Get] returns the latest
+// version and [Assume.GetAPIObj] the informer's; lookups take no lock at
+// all, so they scale with the cores that make them.
 //
 // [Latest] is the PersistentVolume controller's "latest version" cache: it is
 // updated both from informer events and right after each successful write,
