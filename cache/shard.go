@@ -27,32 +27,3 @@ type shard[K comparable, V any] struct {
 	m  map[K]V
 	_  [shardPad - 32]byte
 }
-
-func (s *shard[K, V]) load(k K) (V, bool) {
-	s.mu.RLock()
-	v, ok := s.m[k]
-	s.mu.RUnlock()
-	return v, ok
-}
-
-func (s *shard[K, V]) store(k K, v V) {
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[K]V)
-	}
-	s.m[k] = v
-	s.mu.Unlock()
-}
-
-func (s *shard[K, V]) delete(k K) {
-	s.mu.Lock()
-	delete(s.m, k)
-	s.mu.Unlock()
-}
-
-func (s *shard[K, V]) len() int {
-	s.mu.RLock()
-	n := len(s.m)
-	s.mu.RUnlock()
-	return n
-}
