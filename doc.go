@@ -14,9 +14,8 @@
 //     injected clock and spreads the periodic resync of many objects evenly
 //     over the period, so a large cluster's sync load is flat.
 //   - [github.com/volbind/volbind/cache] holds the assume cache (objects
-//     assumed in memory before the API confirms them), the latest-version
-//     cache (never act on a version older than our own last write) and the
-//     per-pod binding-decision cache of the scheduler side.
+//     assumed in memory before the API confirms them) and the latest-version
+//     cache (never act on a version older than our own last write).
 //   - [github.com/volbind/volbind/zones] parses zone and region labels
 //     (including multi-zone "a__b" values), matches volumes' placement against
 //     nodes, chooses zones for new volumes and labels volumes with their

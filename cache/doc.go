@@ -1,4 +1,4 @@
-// Package cache holds the three in-memory caches a volume binder decides
+// Package cache holds the two in-memory caches a volume binder decides
 // from.
 //
 // [Assume] sits on top of informer data. The informer side feeds it: it is a
@@ -17,10 +17,6 @@
 // and it keeps only strictly newer resourceVersions, so a controller never
 // acts on (or re-writes) a version older than its own last write. It stores
 // the pointers it is given, shared with the informer; nobody may mutate them.
-//
-// [PodBindings] remembers, per pod and candidate node, which claims the
-// scheduler decided to bind to which volumes and which claims it decided to
-// provision, so that later scheduling steps reuse the decision.
 //
 // Keys are "name" for cluster-scoped objects and "namespace/name" for
 // namespaced ones, as client-go's MetaNamespaceKeyFunc builds them ([Key]).

@@ -91,31 +91,3 @@ func ExampleLatest() {
 	// stored stale event: false
 	// cache has: 11 claim-a true
 }
-
-// The scheduler's find step records what it decided per node; its assume
-// and bind steps read the decision back.
-func ExamplePodBindings() {
-	decisions := cache.NewPodBindings()
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0", UID: "u1"}}
-	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}}
-	pv := volume("pv1", "gold", "10", "")
-
-	decisions.Update(pod, "node-a", []*cache.BindingInfo{{PVC: claim, PV: pv}}, nil)
-	decisions.Update(pod, "node-b", nil, []*v1.PersistentVolumeClaim{claim})
-
-	b := decisions.Bindings(pod, "node-a")
-	fmt.Println("node-a binds", b[0].PVC.Name, "to", b[0].PV.Name)
-	p := decisions.Provisionings(pod, "node-a")
-	fmt.Println("node-a provisions:", len(p), "nil:", p == nil)
-	fmt.Println("node-c known:", decisions.Bindings(pod, "node-c") != nil)
-	fmt.Println("nodes decided:", len(decisions.Decisions(pod)))
-
-	decisions.DeletePod(pod)
-	fmt.Println("pods:", decisions.Len())
-	// Output:
-	// node-a binds data to pv1
-	// node-a provisions: 0 nil: false
-	// node-c known: false
-	// nodes decided: 2
-	// pods: 0
-}

@@ -27,7 +27,7 @@
 //     assumed pre-bound to their claims (claimRef plus the
 //     pv.kubernetes.io/bound-by-controller annotation), claims to provision
 //     are assumed annotated with volume.kubernetes.io/selected-node, and the
-//     decision is recorded in a cache.PodBindings. Later Finds see the
+//     decision is recorded for Decision. Later Finds see the
 //     assumed objects, so no volume is given to two pods.
 //   - Bind(ctx, pod, volumes), in parallel for different pods: it writes the
 //     pre-bound volumes and annotated claims, then waits, woken by the

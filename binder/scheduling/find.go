@@ -172,7 +172,7 @@ func (b *VolumeBinder) checkBound(claims []*v1.PersistentVolumeClaim, node *v1.N
 // findMatching finds, smallest request first, the best available volume on
 // node for each claim, never the same volume twice. It returns the
 // bindings and the claims left without a volume.
-func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1.Node) ([]*cache.BindingInfo, []*v1.PersistentVolumeClaim, error) {
+func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1.Node) ([]*BindingInfo, []*v1.PersistentVolumeClaim, error) {
 	if len(claims) == 0 {
 		return nil, nil, nil
 	}
@@ -185,8 +185,8 @@ func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1
 	}
 	var (
 		// infos backs the bindings with one allocation.
-		infos     = make([]cache.BindingInfo, len(claims))
-		bindings  = make([]*cache.BindingInfo, 0, len(claims))
+		infos     = make([]BindingInfo, len(claims))
+		bindings  = make([]*BindingInfo, 0, len(claims))
 		unmatched []*v1.PersistentVolumeClaim
 		chosen    map[string]bool
 	)

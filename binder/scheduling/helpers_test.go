@@ -70,6 +70,12 @@ func classLister(t testing.TB, objs ...runtime.Object) storagelisters.StorageCla
 	return storagelisters.NewStorageClassLister(idx)
 }
 
+// decided reports whether a decision is recorded for pod p on node.
+func (e *env) decided(p *v1.Pod, node string) bool {
+	_, ok := e.vb.Decision(p, e.node(node))
+	return ok
+}
+
 func (e *env) node(name string) *v1.Node {
 	e.t.Helper()
 	n, err := e.srv.GetNode(e.ctx, name)

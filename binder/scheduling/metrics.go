@@ -23,7 +23,7 @@ const (
 
 // metrics are kube-scheduler's volume binding metrics.
 type metrics struct {
-	// cacheRequests counts PodBindings operations by "add", "get" and
+	// cacheRequests counts operations on the recorded decisions by "add", "get" and
 	// "delete".
 	cacheRequests *prometheus.CounterVec
 	// stageLatency observes Find ("predicate"), Assume and Bind with
