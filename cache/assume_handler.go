@@ -75,7 +75,7 @@ func (c *Assume[T]) onObject(event string, obj any) {
 
 func (c *Assume[T]) logWrongType(event string, obj any) {
 	var want T
-	c.logger.Error(fmt.Errorf("%s event: got %T, want %T", c.description, obj, any(want)), "Ignoring informer event", "cache", c.description, "event", event)
+	c.logger.Error(fmt.Errorf("cache: %s event: got %T, want %T", c.description, obj, any(want)), "Ignoring informer event", "cache", c.description, "event", event)
 }
 
 var _ toolscache.ResourceEventHandler = (*Assume[*v1.PersistentVolume])(nil)

@@ -89,19 +89,19 @@ func (c *Assume[T]) deleteKey(key string) {
 func (c *Assume[T]) Assume(obj T) error {
 	key, v, err := c.newVersion(obj)
 	if err != nil {
-		return fmt.Errorf("assume: %w", err)
+		return fmt.Errorf("cache: assume: %w", err)
 	}
 	h := maphash.String(c.seed, key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.tab.Load().find(h, key, c.tomb)
 	if s == nil {
-		return fmt.Errorf("assume %s %q at version %d: %w", c.description, key, v.rv, ErrNotFound)
+		return fmt.Errorf("cache: assume %s %q at version %d: %w", c.description, key, v.rv, ErrNotFound)
 	}
 	e := s.e.Load()
 	latest := e.latest.Load()
 	if v.rv < latest.rv {
-		return fmt.Errorf("assume: %w", &StaleError{Description: c.description, Key: key, Stored: latest.rv, Given: v.rv})
+		return fmt.Errorf("cache: assume: %w", &StaleError{Description: c.description, Key: key, Stored: latest.rv, Given: v.rv})
 	}
 	s.setLatestLocked(v)
 	return nil

@@ -61,8 +61,8 @@ func ExampleAssume() {
 	fmt.Println("pv2 after restore:", pv2.ResourceVersion, claimOf(pv2))
 	// Output:
 	// latest: 12 claim-a informer: 10 -
-	// true assume: PersistentVolume "pv1": version 9 is older than the cached version 12
-	// true assume PersistentVolume "pv9" at version 1: cache: object not found
+	// true cache: assume: PersistentVolume "pv1": version 9 is older than the cached version 12
+	// true cache: assume PersistentVolume "pv9" at version 1: cache: object not found
 	// assumed: false
 	// pv2 after restore: 11 -
 }

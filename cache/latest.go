@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"hash/maphash"
 	"reflect"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func typeName[T any]() string {
 func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 	_, rv, err := objectVersion(c.description, obj)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("cache: store: %w", err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
 	sh := &c.shards[shardIndex(c.seed, name)]

@@ -47,7 +47,7 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 		}
 		if err != nil {
 			b.restoreBindings(bindings)
-			return false, fmt.Errorf("assume volume %s pre-bound to claim %s for pod %s: %w", bi.PV.Name, klog.KObj(bi.PVC), klog.KObj(pod), err)
+			return false, fmt.Errorf("scheduling: assume volume %s pre-bound to claim %s for pod %s: %w", bi.PV.Name, klog.KObj(bi.PVC), klog.KObj(pod), err)
 		}
 		bindings = append(bindings, &BindingInfo{PVC: bi.PVC, PV: newPV})
 	}
@@ -58,7 +58,7 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 		if err := b.pvcs.Assume(clone); err != nil {
 			b.restoreBindings(bindings)
 			b.restoreClaims(provisions)
-			return false, fmt.Errorf("assume claim %s selected node %q for pod %s: %w", klog.KObj(claim), nodeName, klog.KObj(pod), err)
+			return false, fmt.Errorf("scheduling: assume claim %s selected node %q for pod %s: %w", klog.KObj(claim), nodeName, klog.KObj(pod), err)
 		}
 		provisions = append(provisions, clone)
 	}
