@@ -64,7 +64,7 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 	}
 	pv.StaticBindings, pv.DynamicProvisions = bindings, provisions
 	b.decisions.record(pod, nodeName, bindings, provisions)
-	b.metrics.cacheRequests.WithLabelValues(opCacheAdd).Inc()
+	b.metrics.cacheRequest(opCacheAdd)
 	logger.V(4).Info("Assumed pod volumes", "pod", klog.KObj(pod), "node", nodeName,
 		"bindings", len(bindings), "provisions", len(provisions))
 	return false, nil
@@ -81,7 +81,7 @@ func (b *VolumeBinder) Revert(pod *v1.Pod, pv *PodVolumes) {
 	}
 	if pod != nil {
 		b.decisions.forget(pod)
-		b.metrics.cacheRequests.WithLabelValues(opCacheDelete).Inc()
+		b.metrics.cacheRequest(opCacheDelete)
 	}
 }
 
@@ -91,7 +91,7 @@ func (b *VolumeBinder) Decision(pod *v1.Pod, node *v1.Node) (*PodVolumes, bool) 
 	if pod == nil || node == nil {
 		return nil, false
 	}
-	b.metrics.cacheRequests.WithLabelValues(opCacheGet).Inc()
+	b.metrics.cacheRequest(opCacheGet)
 	return b.decisions.get(pod, node)
 }
 

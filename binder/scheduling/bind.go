@@ -47,7 +47,7 @@ func (b *VolumeBinder) Bind(ctx context.Context, pod *v1.Pod, pv *PodVolumes) (e
 		return err
 	}
 	b.decisions.forget(pod)
-	b.metrics.cacheRequests.WithLabelValues(opCacheDelete).Inc()
+	b.metrics.cacheRequest(opCacheDelete)
 	logger.V(4).Info("All claims of the pod are bound", "pod", klog.KObj(pod), "node", pv.Node.Name)
 	return nil
 }
