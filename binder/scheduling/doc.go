@@ -40,9 +40,9 @@
 //
 // Metrics are those of kube-scheduler's volume binder, under the subsystem
 // scheduler_volume, registered on Config.Registerer only (nil: no metrics,
-// as in binder). Its stage
-// histogram scheduler_volume_scheduling_duration_seconds keeps
-// kube-scheduler's buckets, which start at 1000 s; the same observations go
+// as in binder). Its stage histogram
+// scheduler_volume_scheduling_duration_seconds keeps kube-scheduler's
+// buckets, which start at 1000 s; the same observations go
 // to volbind_scheduler_volume_stage_duration_seconds, whose buckets run from
 // 1 µs to 16.8 s.
 package scheduling
