@@ -35,4 +35,31 @@
 // The command github.com/volbind/volbind/cmd/volbind runs the Binder, either
 // on the embedded in-memory API ("volbind simulate") or against a real
 // cluster ("volbind controller").
+//
+// # Conventions
+//
+// Every package follows one convention per concern, so that a part reads
+// like the next:
+//
+//   - Configuration: a constructor takes a Config struct whose zero value
+//     works; every field documents its default. No functional options.
+//   - Logging: calls that take a ctx log through klog.FromContext(ctx). A
+//     part that logs where no ctx is at hand (informer event handlers,
+//     background loops) has a klog.Logger field named Logger in its Config,
+//     whose zero value means klog.Background(). A library never configures
+//     klog.
+//   - Time: a Clock field typed with the narrowest k8s.io/utils/clock
+//     interface the part needs (PassiveClock to read the time, Clock or
+//     WithTicker for timers); nil means clock.RealClock{}. Never a
+//     now func() time.Time.
+//   - Metrics: a Registerer field; nil means no metrics, in every package.
+//     Nothing is ever registered globally.
+//   - Errors: sentinels for errors.Is and typed errors for errors.As; every
+//     error text starts with its package's prefix ("cache: ",
+//     "scheduling: ", ...). One sentinel per meaning: binder.ErrInvalidObject
+//     is cache.ErrInvalidObject.
+//   - Test doubles users need live in a test package of their own
+//     (binder/bindertest); its Server is the binder's API and NodeGetter.
+//   - Benchmarks live beside the code they measure; the root bench_test.go
+//     holds only end-to-end paths.
 package volbind
