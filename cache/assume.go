@@ -1,12 +1,13 @@
 package cache
 
 import (
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/internal/shard"
 )
 
 // AssumeConfig configures an Assume cache. The zero value is valid.
@@ -45,7 +46,7 @@ type AssumeConfig[T metav1.Object] struct {
 type Assume[T metav1.Object] struct {
 	description string
 	logger      klog.Logger
-	seed        maphash.Seed
+	hash        shard.Hasher
 
 	// tab is the current key table, read without locks and replaced under
 	// mu. tomb marks its deleted slots.
@@ -90,7 +91,7 @@ func NewAssume[T metav1.Object](cfg AssumeConfig[T]) *Assume[T] {
 	c := &Assume[T]{
 		description: cfg.Description,
 		logger:      cfg.Logger,
-		seed:        maphash.MakeSeed(),
+		hash:        shard.NewHasher(),
 		tomb:        &entry[T]{},
 	}
 	if c.description == "" {
@@ -115,7 +116,7 @@ func (c *Assume[T]) newVersion(obj T) (string, *version[T], error) {
 
 // lookup returns the entry of key, or nil, without locks.
 func (c *Assume[T]) lookup(key string) *entry[T] {
-	s := c.tab.Load().find(maphash.String(c.seed, key), key, c.tomb)
+	s := c.tab.Load().find(c.hash.Sum(key), key, c.tomb)
 	if s == nil {
 		return nil
 	}
@@ -130,7 +131,7 @@ func (c *Assume[T]) lookup(key string) *entry[T] {
 // Get returns the latest object of key, assumed or from the informer. The
 // object is shared: do not mutate it. It takes no lock and never blocks.
 func (c *Assume[T]) Get(key string) (T, bool) {
-	return c.tab.Load().get(maphash.String(c.seed, key), key, c.tomb)
+	return c.tab.Load().get(c.hash.Sum(key), key, c.tomb)
 }
 
 // GetAPIObj returns the informer's object of key, ignoring any assumption.

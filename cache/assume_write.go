@@ -2,7 +2,6 @@ package cache
 
 import (
 	"fmt"
-	"hash/maphash"
 )
 
 // inform stores an object delivered by an informer and reports whether it
@@ -23,7 +22,7 @@ func (c *Assume[T]) inform(obj T, resync bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tab.Load()
@@ -63,7 +62,7 @@ func (c *Assume[T]) insertLocked(t *table[T], h uint64, key string, e *entry[T],
 // deleteKey removes key, its API object and any assumed version; an unknown
 // key is a no-op. Deletion is final: no version is checked.
 func (c *Assume[T]) deleteKey(key string) {
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tab.Load()
@@ -91,7 +90,7 @@ func (c *Assume[T]) Assume(obj T) error {
 	if err != nil {
 		return fmt.Errorf("cache: assume: %w", err)
 	}
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.tab.Load().find(h, key, c.tomb)
@@ -111,7 +110,7 @@ func (c *Assume[T]) Assume(obj T) error {
 // informer's object again. An unknown key (e.g. deleted meanwhile) is a
 // no-op.
 func (c *Assume[T]) Restore(key string) {
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.tab.Load().find(h, key, c.tomb)
