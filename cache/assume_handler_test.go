@@ -19,7 +19,7 @@ func TestAssumeHandler(t *testing.T) {
 	tests := []struct {
 		name  string
 		feed  func(h toolscache.ResourceEventHandler)
-		want  []string // "key@rv" from ListAll
+		want  []string // "key@rv" of every object
 		class map[string][]string
 	}{
 		{
@@ -98,7 +98,7 @@ func TestAssumeHandler(t *testing.T) {
 			})
 			tc.feed(c)
 			if diff := cmp.Diff(tc.want, nilIfEmpty(describe(all(c)))); diff != "" {
-				t.Errorf("ListAll (-want +got):\n%s", diff)
+				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 			for class, want := range tc.class {
 				if diff := cmp.Diff(want, nilIfEmpty(describe(ofClass(c, class)))); diff != "" {
