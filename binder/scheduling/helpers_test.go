@@ -39,7 +39,7 @@ type env struct {
 func newEnv(t testing.TB, cfg scheduling.Config, objs ...runtime.Object) *env {
 	t.Helper()
 	e := &env{t: t, ctx: t.Context(), fc: testingclock.NewFakeClock(time.Unix(1_000_000, 0))}
-	e.srv = bindertest.New(bindertest.WithClock(e.fc))
+	e.srv = bindertest.NewWithConfig(bindertest.Config{Clock: e.fc})
 	if err := e.srv.Seed(e.ctx, objs...); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
