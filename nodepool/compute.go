@@ -344,9 +344,10 @@ func annotatedWith(n *v1.Node, p *v1.Pod) bool {
 }
 
 // boot fills r.Boots and r.Unbound for the pods without a node and the
-// standby deficits, honouring the BootLimiter and the per-round cap.
+// standby deficits, honouring the BootLimiter and the per-round cap: pods
+// first, round-robin over shapes, then standby refills with what the cap
+// leaves.
 func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [][]*v1.Pod, deficit []int) {
-	queues := map[Shape]*bootQueue{}
 	unavailable := map[Shape]bool{}
 	isUnavailable := func(sh Shape) bool {
 		u, ok := unavailable[sh]
@@ -356,6 +357,20 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 		}
 		return u
 	}
+	qs := s.bootQueues(r, classes, invalid, needBoot, isUnavailable)
+	limit := s.cfg.MaxBootsPerRound
+	n := s.bootPods(r, qs, limit)
+	if limit >= 0 {
+		limit -= n
+	}
+	s.bootStandby(r, deficit, limit, isUnavailable)
+}
+
+// bootQueues sorts the pods without a node into one queue per shape, in
+// shape order. Pods that cannot get a node (invalid, no template, shape
+// unavailable) go to r.Unbound with the reason.
+func (s *Scaler) bootQueues(r *Round, classes []*podClass, invalid []error, needBoot [][]*v1.Pod, isUnavailable func(Shape) bool) []*bootQueue {
+	queues := map[Shape]*bootQueue{}
 	for _, c := range classes {
 		pods := needBoot[c.idx]
 		if len(pods) == 0 {
@@ -391,11 +406,17 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 		qs = append(qs, q)
 	}
 	slices.SortFunc(qs, func(a, b *bootQueue) int { return compareShapes(a.shape, b.shape) })
+	return qs
+}
+
+// bootPods boots a node per queued pod, round-robin over the queues, up to
+// limit (negative: no limit); the pods beyond it go to r.Unbound with
+// ErrBootLimit. It returns the number of boots.
+func (s *Scaler) bootPods(r *Round, qs []*bootQueue, limit int) int {
 	lens := make([]int, len(qs))
 	for i, q := range qs {
 		lens[i] = len(q.pods)
 	}
-	limit := s.cfg.MaxBootsPerRound
 	took := make([]int, len(qs))
 	n := roundRobin(lens, limit, func(q, i int) {
 		p := qs[q].pods[i]
@@ -407,9 +428,12 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 			r.Unbound = append(r.Unbound, Unbound{Pod: p, Err: ErrBootLimit})
 		}
 	}
-	if limit >= 0 {
-		limit -= n
-	}
+	return n
+}
+
+// bootStandby boots standby nodes for the specs' deficits, round-robin over
+// the specs whose shape is available, up to limit (negative: no limit).
+func (s *Scaler) bootStandby(r *Round, deficit []int, limit int, isUnavailable func(Shape) bool) {
 	specLens := make([]int, len(deficit))
 	for j, d := range deficit {
 		sp := &s.cfg.Standby[j]
