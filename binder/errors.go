@@ -3,6 +3,8 @@ package binder
 import (
 	"errors"
 	"fmt"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // ErrInvalidConfig is wrapped by New's error for a Config it cannot use.
@@ -11,8 +13,11 @@ var ErrInvalidConfig = errors.New("binder: invalid config")
 // ErrAlreadyRunning is returned by a second call of Run on the same Binder.
 var ErrAlreadyRunning = errors.New("binder: Run was already called")
 
-// ErrInvalidObject is matched (errors.Is) by an *InvalidObjectError.
-var ErrInvalidObject = errors.New("binder: invalid object")
+// ErrInvalidObject is matched (errors.Is) by an *InvalidObjectError. It is
+// cache.ErrInvalidObject, so one sentinel answers "is this object unusable as
+// given" for the Binder's errors and for the cache's (nil or nameless
+// objects) alike.
+var ErrInvalidObject = cache.ErrInvalidObject
 
 // InvalidObjectError reports a volume or claim the Binder cannot bind
 // because it is malformed. SyncClaim and SyncVolume return it; the workers
