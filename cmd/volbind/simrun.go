@@ -237,6 +237,20 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	if waitErr == nil {
 		passes, waitErr = resyncPending(waitCtx, b, clock)
 	}
+	var sched *podScheduler
+	if len(objs.Pods) > 0 {
+		if sched, err = newPodScheduler(srv, objs.Pods); err != nil {
+			return nil, err
+		}
+		defer sched.stop()
+		if waitErr == nil {
+			waitErr = sched.run(waitCtx, func(ctx context.Context) error {
+				n, err := settle(ctx, srv, b, clock)
+				passes += n
+				return err
+			})
+		}
+	}
 	wall := time.Since(clock.start)
 	stop()
 	progress.Wait()
@@ -258,6 +272,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	r.tally(srv.Volumes(), srv.Claims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
+	if len(objs.Pods) > 0 {
+		r.tallyPods(srv.Pods(), objs.Nodes, srv.Claims(), srv.Volumes(), sched)
+	}
 	return &simulation{report: r, server: srv}, nil
 }
 
@@ -300,6 +317,20 @@ func waitStarted(ctx context.Context, g prometheus.Gatherer, runDone <-chan stru
 		n, err := syncCount(g)
 		return n > 0, err
 	})
+}
+
+// settle waits until the Binder has nothing left to do after the
+// scheduler's writes: their events delivered, the queues drained and the
+// claims left pending synced again (resyncPending, whose passes it
+// returns).
+func settle(ctx context.Context, srv *bindertest.Server, b *binder.Binder, claims interface{ pending() []string }) (int, error) {
+	if err := srv.WaitForEvents(ctx); err != nil {
+		return 0, err
+	}
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		return 0, err
+	}
+	return resyncPending(ctx, b, claims)
 }
 
 // maxResyncPasses bounds the passes of resyncPending.

@@ -1,0 +1,450 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/component-helpers/storage/ephemeral"
+	"k8s.io/component-helpers/storage/volume"
+
+	"github.com/volbind/volbind/binder/bindertest"
+	"github.com/volbind/volbind/binder/scheduling"
+)
+
+// Texts of kube-scheduler v1.37.2 that the simulated scheduler reports.
+const (
+	// msgNoNodes is kube-scheduler's ErrNoNodesAvailable.
+	msgNoNodes = "no nodes available to schedule pods"
+	// msgNodeAffinity is the NodeAffinity plugin's ErrReasonPod.
+	msgNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
+	// msgUnboundImmediate is the VolumeBinding PreFilter's reason.
+	msgUnboundImmediate = "pod has unbound immediate PersistentVolumeClaims"
+	// prebindPrefix starts the message of a failed PreBind, as the
+	// scheduling framework wraps it.
+	prebindPrefix = `running PreBind plugin "VolumeBinding": `
+	// reasonFailedScheduling is the reason of kube-scheduler's event for a
+	// pod it could not schedule.
+	reasonFailedScheduling = "FailedScheduling"
+)
+
+// kube-scheduler's search for feasible nodes (numFeasibleNodesToFind with
+// the default percentageOfNodesToScore).
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// maxSchedulingPasses bounds the passes over the pods left pending: a pod
+// whose volumes failed to bind (a conflict, an injected fault) is tried
+// again in the next pass, as kube-scheduler's queue retries it.
+const maxSchedulingPasses = 5
+
+// errSimulationSettled ends the Binds still waiting when the Binder has
+// nothing left to do: their claims will not be bound.
+var errSimulationSettled = errors.New("the Binder had nothing left to do and the claims are not bound (simulate runs no provisioner)")
+
+// podScheduler is the scheduler of "volbind simulate". It places the pods
+// without a node on the cluster's nodes as kube-scheduler's VolumeBinding
+// plugin does, through binder/scheduling (Find on the candidate nodes,
+// Assume on the chosen one, Bind), then binds the pod to the node
+// (pods/binding). Besides volumes it honours only the pod's required node
+// selector and affinity: no resources, taints or spreading constraints;
+// among the nodes that fit it takes the one with the fewest pods. It is
+// used by one goroutine (run); only the Binds run in parallel.
+type podScheduler struct {
+	srv   *bindertest.Server
+	vb    *scheduling.VolumeBinder
+	nodes []*v1.Node // sorted by name
+	// order is the pods' keys in the order they were loaded: the queue.
+	order []string
+	// podsOn counts the pods assigned to each node.
+	podsOn map[string]int
+	// next is where the next search for nodes starts, as kube-scheduler's
+	// nextStartNodeIndex, so that pods spread over large clusters.
+	next int
+	// outcomes holds why each pod the scheduler tried is still pending
+	// ("" once scheduled), by key.
+	outcomes map[string]string
+	// scheduled counts the pods the scheduler bound to a node.
+	scheduled int
+	remove    []func()
+}
+
+// newPodScheduler returns the scheduler of pods (in the order given) over
+// the classes and nodes stored in srv; it subscribes to srv's volumes and
+// claims. Call stop when done.
+func newPodScheduler(srv *bindertest.Server, pods []*v1.Pod) (*podScheduler, error) {
+	classes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	for _, o := range srv.List(bindertest.KindStorageClass) {
+		if err := classes.Add(o.(*storagev1.StorageClass)); err != nil {
+			return nil, fmt.Errorf("simulate: scheduler: %w", err)
+		}
+	}
+	s := &podScheduler{srv: srv, podsOn: map[string]int{}, outcomes: map[string]string{}}
+	vb, err := scheduling.New(&countingAPI{api: srv}, storagelisters.NewStorageClassLister(classes), scheduling.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("simulate: scheduler: %w", err)
+	}
+	s.vb = vb
+	for _, o := range srv.List(bindertest.KindNode) {
+		s.nodes = append(s.nodes, o.(*v1.Node))
+	}
+	for _, pod := range pods {
+		s.order = append(s.order, pod.Namespace+"/"+pod.Name)
+	}
+	s.remove = append(s.remove,
+		srv.AddEventHandler(bindertest.KindVolume, vb.VolumeHandler()),
+		srv.AddEventHandler(bindertest.KindClaim, vb.ClaimHandler()))
+	return s, nil
+}
+
+// stop unsubscribes the scheduler.
+func (s *podScheduler) stop() {
+	for _, r := range s.remove {
+		r()
+	}
+}
+
+// run schedules the pods without a node, pass after pass, until a pass
+// schedules none or maxSchedulingPasses. settle waits until the Binder has
+// nothing left to do; it is called while Binds wait for it. run returns
+// only ctx's error (or settle's); a pod that cannot be scheduled is
+// recorded in outcomes.
+func (s *podScheduler) run(ctx context.Context, settle func(context.Context) error) error {
+	for range maxSchedulingPasses {
+		pending := s.pendingPods()
+		if len(pending) == 0 {
+			return nil
+		}
+		before := s.scheduled
+		var binds []*podBind
+		for _, pod := range pending {
+			pb, err := s.scheduleOne(ctx, pod)
+			if err != nil {
+				return err
+			}
+			if pb != nil {
+				binds = append(binds, pb)
+			}
+		}
+		if err := s.finishBinds(ctx, binds, settle); err != nil {
+			return err
+		}
+		if s.scheduled == before {
+			return nil
+		}
+	}
+	return nil
+}
+
+// pendingPods returns the stored pods without a node, in queue order, and
+// counts the others on their nodes.
+func (s *podScheduler) pendingPods() []*v1.Pod {
+	clear(s.podsOn)
+	byKey := map[string]*v1.Pod{}
+	for _, pod := range s.srv.Pods() {
+		if pod.Spec.NodeName != "" {
+			s.podsOn[pod.Spec.NodeName]++
+			continue
+		}
+		if pod.DeletionTimestamp == nil && len(pod.Spec.SchedulingGates) == 0 {
+			byKey[pod.Namespace+"/"+pod.Name] = pod
+		}
+	}
+	var out []*v1.Pod
+	for _, key := range s.order {
+		if pod, ok := byKey[key]; ok {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// candidate is a node that fits a pod, with Find's decision.
+type candidate struct {
+	node *v1.Node
+	pv   *scheduling.PodVolumes
+}
+
+// scheduleOne finds a node for pod, assumes its volumes there and starts
+// their Bind (returned), or binds the pod at once when its claims are all
+// bound. A pod that does not fit is recorded in outcomes; the error is
+// ctx's.
+func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, error) {
+	key := pod.Namespace + "/" + pod.Name
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(s.nodes) == 0 {
+		s.outcomes[key] = msgNoNodes
+		return nil, nil
+	}
+	if msg := s.preFilter(pod); msg != "" {
+		s.outcomes[key] = fitError(len(s.nodes), msg, nil)
+		return nil, nil
+	}
+	feasible, reasons, err := s.findNodes(ctx, pod)
+	switch {
+	case err != nil:
+		s.outcomes[key] = err.Error()
+		return nil, nil
+	case reasons[msgUnboundImmediate] > 0:
+		s.outcomes[key] = fitError(len(s.nodes), msgUnboundImmediate, nil)
+		return nil, nil
+	case len(feasible) == 0:
+		s.outcomes[key] = fitError(len(s.nodes), "", reasons)
+		return nil, nil
+	}
+	best := feasible[0]
+	for _, c := range feasible[1:] {
+		if s.podsOn[c.node.Name] < s.podsOn[best.node.Name] {
+			best = c
+		}
+	}
+	allBound, err := s.vb.Assume(ctx, pod, best.node.Name, best.pv)
+	if err != nil {
+		s.outcomes[key] = err.Error()
+		return nil, nil
+	}
+	s.podsOn[best.node.Name]++
+	if allBound {
+		s.bindPod(ctx, pod, best.node.Name)
+		return nil, nil
+	}
+	return s.startBind(ctx, pod, best.pv), nil
+}
+
+// preFilter checks the pod's claims as the VolumeBinding PreFilter does
+// and returns its message for a pod that cannot be scheduled at all.
+func (s *podScheduler) preFilter(pod *v1.Pod) string {
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		name := ""
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			name = vol.PersistentVolumeClaim.ClaimName
+		case vol.Ephemeral != nil:
+			name = ephemeral.VolumeClaimName(pod, vol)
+		default:
+			continue
+		}
+		pvc, ok := s.vb.Claim(pod.Namespace, name)
+		switch {
+		case !ok && vol.Ephemeral != nil:
+			return fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)
+		case !ok:
+			return fmt.Sprintf("persistentvolumeclaim %q not found", name)
+		case pvc.Status.Phase == v1.ClaimLost:
+			return fmt.Sprintf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", name, pvc.Spec.VolumeName)
+		case pvc.DeletionTimestamp != nil:
+			return fmt.Sprintf("persistentvolumeclaim %q is being deleted", name)
+		}
+	}
+	return ""
+}
+
+// findNodes runs Find on the nodes that match the pod's required node
+// affinity, from s.next on, until kube-scheduler's number of feasible
+// nodes is found. It returns the feasible nodes in search order and, for
+// the others, the count of each reason. An error is a pod-level failure
+// (an ephemeral claim of another pod, a class that cannot be read).
+func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate, map[string]int, error) {
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	want := numFeasibleNodesToFind(len(s.nodes))
+	reasons := map[string]int{}
+	var feasible []candidate
+	searched := 0
+	for ; searched < len(s.nodes) && len(feasible) < want; searched++ {
+		node := s.nodes[(s.next+searched)%len(s.nodes)]
+		if ok, err := affinity.Match(node); err != nil || !ok {
+			reasons[msgNodeAffinity]++
+			continue
+		}
+		pv, rs, err := s.vb.Find(ctx, pod, node)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(rs) == 0 {
+			feasible = append(feasible, candidate{node: node, pv: pv})
+			continue
+		}
+		for _, m := range scheduling.Messages(rs) {
+			reasons[m]++
+		}
+		if scheduling.HasKind(rs, scheduling.UnboundImmediateClaim) {
+			return nil, map[string]int{msgUnboundImmediate: 1}, nil
+		}
+	}
+	s.next = (s.next + searched) % len(s.nodes)
+	return feasible, reasons, nil
+}
+
+// numFeasibleNodesToFind is kube-scheduler's: every node of a small
+// cluster, else a share that shrinks with the cluster's size, at least
+// minFeasibleNodesToFind.
+func numFeasibleNodesToFind(nodes int) int {
+	if nodes < minFeasibleNodesToFind {
+		return nodes
+	}
+	pct := max(50-nodes/125, minFeasibleNodesPercentageToFind)
+	return max(nodes*pct/100, minFeasibleNodesToFind)
+}
+
+// fitError is kube-scheduler's FitError message: the PreFilter message,
+// or the count of nodes by reason, sorted.
+func fitError(nodes int, preFilter string, reasons map[string]int) string {
+	msg := fmt.Sprintf("0/%d nodes are available:", nodes)
+	if preFilter != "" {
+		return msg + " " + preFilter + "."
+	}
+	parts := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	return msg + " " + strings.Join(parts, ", ") + "."
+}
+
+// bindPod binds pod to node in the API and records the outcome.
+func (s *podScheduler) bindPod(ctx context.Context, pod *v1.Pod, node string) {
+	key := pod.Namespace + "/" + pod.Name
+	err := s.srv.BindPod(ctx, &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	})
+	if err != nil {
+		s.podsOn[node]--
+		s.outcomes[key] = fmt.Sprintf(`binding rejected: running Bind plugin "DefaultBinder": %v`, err)
+		return
+	}
+	s.outcomes[key] = ""
+	s.scheduled++
+}
+
+// podBind is a Bind under way.
+type podBind struct {
+	pod    *v1.Pod
+	pv     *scheduling.PodVolumes
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	err    error // Bind's, once done is closed
+	// writes counts the API writes Bind has made (countingAPI); it is
+	// complete at len(StaticBindings)+len(DynamicProvisions).
+	writes atomic.Int32
+	want   int32
+}
+
+// bindKey is the context key of the podBind whose writes countingAPI counts.
+type bindKey struct{}
+
+// startBind runs Bind for pod on a goroutine of its own.
+func (s *podScheduler) startBind(ctx context.Context, pod *v1.Pod, pv *scheduling.PodVolumes) *podBind {
+	pb := &podBind{pod: pod, pv: pv, done: make(chan struct{}), want: int32(len(pv.StaticBindings) + len(pv.DynamicProvisions))}
+	bctx, cancel := context.WithCancelCause(context.WithValue(ctx, bindKey{}, pb))
+	pb.cancel = cancel
+	go func() {
+		defer close(pb.done)
+		pb.err = s.vb.Bind(bctx, pod, pv)
+	}()
+	return pb
+}
+
+// written reports whether the Bind has returned or made all its writes.
+func (pb *podBind) written() bool {
+	select {
+	case <-pb.done:
+		return true
+	default:
+		return pb.writes.Load() >= pb.want
+	}
+}
+
+// finishBinds waits for binds: once every Bind has made its writes, it
+// lets the Binder settle, ends the Binds whose claims are still not bound
+// (they would wait forever) and binds the pods of the others.
+func (s *podScheduler) finishBinds(ctx context.Context, binds []*podBind, settle func(context.Context) error) error {
+	if len(binds) == 0 {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, time.Millisecond, true, func(context.Context) (bool, error) {
+		return !slices.ContainsFunc(binds, func(pb *podBind) bool { return !pb.written() }), nil
+	})
+	if err == nil {
+		err = settle(ctx)
+	}
+	for _, pb := range binds {
+		if err != nil || !s.claimsBound(pb.pv) {
+			pb.cancel(errSimulationSettled)
+		}
+	}
+	for _, pb := range binds {
+		<-pb.done
+		pb.cancel(nil)
+		key := pb.pod.Namespace + "/" + pb.pod.Name
+		if pb.err != nil {
+			s.podsOn[pb.pv.Node.Name]--
+			s.outcomes[key] = prebindPrefix + pb.err.Error()
+			continue
+		}
+		s.bindPod(ctx, pb.pod, pb.pv.Node.Name)
+	}
+	return err
+}
+
+// claimsBound reports whether every claim of pv is bound (volumeName and
+// the bind-completed annotation) in the scheduler's cache.
+func (s *podScheduler) claimsBound(pv *scheduling.PodVolumes) bool {
+	bound := func(c *v1.PersistentVolumeClaim) bool {
+		got, ok := s.vb.Claim(c.Namespace, c.Name)
+		if !ok {
+			return false
+		}
+		_, done := got.Annotations[volume.AnnBindCompleted]
+		return got.Spec.VolumeName != "" && done
+	}
+	for _, bi := range pv.StaticBindings {
+		if !bound(bi.PVC) {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(pv.DynamicProvisions, func(c *v1.PersistentVolumeClaim) bool { return !bound(c) })
+}
+
+// countingAPI is the scheduler's API: srv's writes, counted on the
+// podBind of the context they are made in.
+type countingAPI struct {
+	api scheduling.API
+}
+
+var _ scheduling.API = (*countingAPI)(nil)
+
+func count(ctx context.Context) {
+	if pb, ok := ctx.Value(bindKey{}).(*podBind); ok {
+		pb.writes.Add(1)
+	}
+}
+
+// UpdateVolume writes pv through the wrapped API and counts the write.
+func (c *countingAPI) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	defer count(ctx)
+	return c.api.UpdateVolume(ctx, pv)
+}
+
+// UpdateClaim writes pvc through the wrapped API and counts the write.
+func (c *countingAPI) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	defer count(ctx)
+	return c.api.UpdateClaim(ctx, pvc)
+}
