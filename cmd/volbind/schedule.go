@@ -336,8 +336,13 @@ func (s *podScheduler) bindPod(ctx context.Context, pod *v1.Pod, node string) {
 
 // podBind is a Bind under way.
 type podBind struct {
-	pod    *v1.Pod
-	pv     *scheduling.PodVolumes
+	pod *v1.Pod
+	// pv is Bind's to update until done is closed.
+	pv *scheduling.PodVolumes
+	// node is the chosen node; claims are the pod's claims Bind writes,
+	// as namespace and name.
+	node   string
+	claims [][2]string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	err    error // Bind's, once done is closed
@@ -352,7 +357,13 @@ type bindKey struct{}
 
 // startBind runs Bind for pod on a goroutine of its own.
 func (s *podScheduler) startBind(ctx context.Context, pod *v1.Pod, pv *scheduling.PodVolumes) *podBind {
-	pb := &podBind{pod: pod, pv: pv, done: make(chan struct{}), want: int32(len(pv.StaticBindings) + len(pv.DynamicProvisions))}
+	pb := &podBind{pod: pod, pv: pv, node: pv.Node.Name, done: make(chan struct{}), want: int32(len(pv.StaticBindings) + len(pv.DynamicProvisions))}
+	for _, bi := range pv.StaticBindings {
+		pb.claims = append(pb.claims, [2]string{bi.PVC.Namespace, bi.PVC.Name})
+	}
+	for _, c := range pv.DynamicProvisions {
+		pb.claims = append(pb.claims, [2]string{c.Namespace, c.Name})
+	}
 	bctx, cancel := context.WithCancelCause(context.WithValue(ctx, bindKey{}, pb))
 	pb.cancel = cancel
 	go func() {
@@ -386,7 +397,7 @@ func (s *podScheduler) finishBinds(ctx context.Context, binds []*podBind, settle
 		err = settle(ctx)
 	}
 	for _, pb := range binds {
-		if err != nil || !s.claimsBound(pb.pv) {
+		if err != nil || !s.claimsBound(pb.claims) {
 			pb.cancel(errSimulationSettled)
 		}
 	}
@@ -395,32 +406,28 @@ func (s *podScheduler) finishBinds(ctx context.Context, binds []*podBind, settle
 		pb.cancel(nil)
 		key := pb.pod.Namespace + "/" + pb.pod.Name
 		if pb.err != nil {
-			s.podsOn[pb.pv.Node.Name]--
+			s.podsOn[pb.node]--
 			s.outcomes[key] = prebindPrefix + pb.err.Error()
 			continue
 		}
-		s.bindPod(ctx, pb.pod, pb.pv.Node.Name)
+		s.bindPod(ctx, pb.pod, pb.node)
 	}
 	return err
 }
 
-// claimsBound reports whether every claim of pv is bound (volumeName and
-// the bind-completed annotation) in the scheduler's cache.
-func (s *podScheduler) claimsBound(pv *scheduling.PodVolumes) bool {
-	bound := func(c *v1.PersistentVolumeClaim) bool {
-		got, ok := s.vb.Claim(c.Namespace, c.Name)
+// claimsBound reports whether every claim is bound (volumeName and the
+// bind-completed annotation) in the scheduler's cache.
+func (s *podScheduler) claimsBound(claims [][2]string) bool {
+	for _, c := range claims {
+		got, ok := s.vb.Claim(c[0], c[1])
 		if !ok {
 			return false
 		}
-		_, done := got.Annotations[volume.AnnBindCompleted]
-		return got.Spec.VolumeName != "" && done
-	}
-	for _, bi := range pv.StaticBindings {
-		if !bound(bi.PVC) {
+		if _, done := got.Annotations[volume.AnnBindCompleted]; !done || got.Spec.VolumeName == "" {
 			return false
 		}
 	}
-	return !slices.ContainsFunc(pv.DynamicProvisions, func(c *v1.PersistentVolumeClaim) bool { return !bound(c) })
+	return true
 }
 
 // countingAPI is the scheduler's API: srv's writes, counted on the

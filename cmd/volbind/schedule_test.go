@@ -1,0 +1,290 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/storage/volume"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// Manifest pieces of the scheduling tests: two nodes in two zones, a
+// WaitForFirstConsumer class without provisioner ("local"), one with a
+// provisioner that simulate does not run ("csi-wffc") and an Immediate
+// one ("zonal").
+const (
+	schedClasses = `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: csi-wffc}
+provisioner: disk.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: disk.csi.example.com
+volumeBindingMode: Immediate
+`
+	schedNodes = `
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {kubernetes.io/hostname: node-a, topology.kubernetes.io/zone: zone-a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b, labels: {kubernetes.io/hostname: node-b, topology.kubernetes.io/zone: zone-b}}
+`
+)
+
+// localPV is a 10Gi local volume of class "local" on host.
+func localPV(name, host string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/%s}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [%s]}]
+`, name, name, host)
+}
+
+// zonalPV is a 10Gi volume of class "zonal" in zone.
+func zonalPV(name, zone string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: zonal
+  csi: {driver: disk.csi.example.com, volumeHandle: %s}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [%s]}]
+`, name, name, zone)
+}
+
+// claim is a 5Gi claim of class in namespace default.
+func claim(name, class string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %s, namespace: default}
+spec:
+  storageClassName: %s
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+`, name, class)
+}
+
+// pod is a pod of namespace default using the claims; extra is YAML added
+// to its spec (indented by two spaces).
+func pod(name, extra string, claims ...string) string {
+	var vols strings.Builder
+	for i, c := range claims {
+		fmt.Fprintf(&vols, "  - {name: v%d, persistentVolumeClaim: {claimName: %s}}\n", i, c)
+	}
+	volumes := ""
+	if len(claims) > 0 {
+		volumes = "  volumes:\n" + vols.String()
+	}
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: default}
+spec:
+  containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+%s%s`, name, extra, volumes)
+}
+
+// anyNode in a test's table: the pod must be on some node.
+const anyNode = "*"
+
+// TestSimulateSchedulesPods loads small clusters with pods and checks where
+// the simulated scheduler put each pod, or why it left it pending, and
+// that every scheduled pod's claims are Bound to volumes usable from its
+// node, no volume serving two pods.
+func TestSimulateSchedulesPods(t *testing.T) {
+	const noVolume = "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+	tests := []struct {
+		name     string
+		manifest string
+		// nodes is where each pod must end: a node name, anyNode, or ""
+		// for pending.
+		nodes map[string]string
+		// pending is the reason each pending pod must have (a substring).
+		pending map[string]string
+		// selected is the selected-node annotation a claim must have.
+		selected map[string]string
+	}{{
+		name:     "local volume on the other node",
+		manifest: schedClasses + schedNodes + localPV("local-b", "node-b") + claim("data", "local") + pod("web-0", "", "data"),
+		nodes:    map[string]string{"web-0": "node-b"},
+	}, {
+		name: "two pods spread over their nodes' volumes",
+		manifest: schedClasses + schedNodes + localPV("local-a", "node-a") + localPV("local-b", "node-b") +
+			claim("data-0", "local") + claim("data-1", "local") + pod("web-0", "", "data-0") + pod("web-1", "", "data-1"),
+		nodes: map[string]string{"web-0": anyNode, "web-1": anyNode},
+	}, {
+		name: "two pods, one volume: the second waits",
+		manifest: schedClasses + schedNodes + localPV("local-a", "node-a") +
+			claim("data-0", "local") + claim("data-1", "local") + pod("web-0", "", "data-0") + pod("web-1", "", "data-1"),
+		nodes:   map[string]string{"web-0": "node-a", "web-1": ""},
+		pending: map[string]string{"web-1": noVolume},
+	}, {
+		name: "a pod with two claims gets two volumes on one node",
+		manifest: schedClasses + schedNodes + localPV("local-a1", "node-a") + localPV("local-b1", "node-b") + localPV("local-b2", "node-b") +
+			claim("data", "local") + claim("logs", "local") + pod("web-0", "", "data", "logs"),
+		nodes: map[string]string{"web-0": "node-b"},
+	}, {
+		name:     "a bound zonal volume pins the pod to its zone",
+		manifest: schedClasses + schedNodes + zonalPV("disk-b", "zone-b") + claim("data", "zonal") + pod("web-0", "", "data"),
+		nodes:    map[string]string{"web-0": "node-b"},
+	}, {
+		name: "node selector against the volume's node",
+		manifest: schedClasses + schedNodes + localPV("local-b", "node-b") + claim("data", "local") +
+			pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
+		nodes: map[string]string{"web-0": ""},
+		pending: map[string]string{"web-0": "0/2 nodes are available: 1 node(s) didn't find available persistent volumes to bind, " +
+			"1 node(s) didn't match Pod's node affinity/selector."},
+	}, {
+		name:     "missing claim",
+		manifest: schedClasses + schedNodes + pod("web-0", "", "nope"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": `0/2 nodes are available: persistentvolumeclaim "nope" not found.`},
+	}, {
+		name:     "unbound immediate claim",
+		manifest: schedClasses + schedNodes + claim("data", "zonal") + pod("web-0", "", "data"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."},
+	}, {
+		name:     "no nodes",
+		manifest: schedClasses + localPV("local-b", "node-b") + claim("data", "local") + pod("web-0", "", "data"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": "no nodes available to schedule pods"},
+	}, {
+		name:     "pod without claims",
+		manifest: schedClasses + schedNodes + pod("web-0", ""),
+		nodes:    map[string]string{"web-0": anyNode},
+	}, {
+		name:     "pod already on a node",
+		manifest: schedClasses + schedNodes + pod("web-0", "  nodeName: node-a\n"),
+		nodes:    map[string]string{"web-0": "node-a"},
+	}, {
+		name:     "provisioning: the node is selected, no provisioner runs",
+		manifest: schedClasses + schedNodes + claim("data", "csi-wffc") + pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-b}\n", "data"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": `running PreBind plugin "VolumeBinding": bind volumes of pod default/web-0: provision claim default/data: ` + errSimulationSettled.Error()},
+		selected: map[string]string{"data": "node-b"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			objs, err := loadManifestFiles([]string{"-"}, strings.NewReader(tc.manifest), manifestOptions{})
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			res, err := runSimulation(quiet(t), smallOptions(), objs, io.Discard)
+			if err != nil {
+				t.Fatalf("runSimulation: %v", err)
+			}
+			checkScheduled(t, res, tc.nodes, tc.pending)
+			for name, node := range tc.selected {
+				c, err := res.server.GetClaim(t.Context(), "default", name)
+				if err != nil || c.Annotations[volume.AnnSelectedNode] != node {
+					t.Errorf("claim %s: annotations %v, %v; want %s=%s", name, c.GetAnnotations(), err, volume.AnnSelectedNode, node)
+				}
+			}
+		})
+	}
+}
+
+// checkScheduled checks the pods' nodes and pending reasons, the report's
+// pod counts, and that every pod's Bound claims have volumes of their
+// own, usable from the pod's node.
+func checkScheduled(t *testing.T, res *simulation, nodes, pending map[string]string) {
+	t.Helper()
+	r := res.report
+	if !r.Completed || len(r.Violations) > 0 {
+		t.Fatalf("report: completed %v, violations %q", r.Completed, r.Violations)
+	}
+	nodeByName := map[string]*v1.Node{}
+	for _, o := range res.server.List(bindertest.KindNode) {
+		n := o.(*v1.Node)
+		nodeByName[n.Name] = n
+	}
+	volumes := map[string]*v1.PersistentVolume{}
+	for _, pv := range res.server.Volumes() {
+		volumes[pv.Name] = pv
+	}
+	claims := map[string]*v1.PersistentVolumeClaim{}
+	for _, c := range res.server.Claims() {
+		claims[c.Namespace+"/"+c.Name] = c
+	}
+	usedBy := map[string]string{} // volume → pod
+	scheduled := 0
+	for _, p := range res.server.Pods() {
+		want, ok := nodes[p.Name]
+		if !ok {
+			t.Fatalf("pod %s not in the test's table", p.Name)
+		}
+		if got := p.Spec.NodeName; got != want && (want != anyNode || got == "") {
+			t.Errorf("pod %s on node %q, want %q", p.Name, got, want)
+		}
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		scheduled++
+		for _, vol := range p.Spec.Volumes {
+			c := claims[p.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName]
+			if c == nil || c.Status.Phase != v1.ClaimBound {
+				t.Errorf("pod %s on %s: claim %s is %v, want Bound", p.Name, p.Spec.NodeName, vol.PersistentVolumeClaim.ClaimName, c)
+				continue
+			}
+			pv := volumes[c.Spec.VolumeName]
+			if err := volume.CheckNodeAffinity(pv, nodeByName[p.Spec.NodeName].Labels); err != nil {
+				t.Errorf("pod %s on %s: volume %s of claim %s: %v", p.Name, p.Spec.NodeName, pv.Name, c.Name, err)
+			}
+			if other, dup := usedBy[pv.Name]; dup {
+				t.Errorf("volume %s serves pods %s and %s", pv.Name, other, p.Name)
+			}
+			usedBy[pv.Name] = p.Name
+		}
+	}
+	if r.Pods == nil || r.Pods.Total != len(nodes) || r.Pods.Scheduled != scheduled || r.Pods.Pending != len(nodes)-scheduled {
+		t.Errorf("report pods = %+v, want %d of %d scheduled", r.Pods, scheduled, len(nodes))
+	}
+	got := map[string]string{}
+	for _, s := range r.Pods.Unscheduled {
+		got[strings.TrimPrefix(s.Name, "default/")] = s.Message
+	}
+	for name, want := range pending {
+		if !strings.Contains(got[name], want) {
+			t.Errorf("pod %s pending reason = %q, want it to contain %q", name, got[name], want)
+		}
+	}
+}
