@@ -78,8 +78,10 @@ type podScheduler struct {
 	// outcomes holds why each pod the scheduler tried is still pending
 	// ("" once scheduled), by key.
 	outcomes map[string]string
-	// scheduled counts the pods the scheduler bound to a node.
-	scheduled int
+	// scheduled counts the pods the scheduler bound to a node; retry the
+	// pods of the current pass whose Bind or binding failed, which the
+	// next pass tries again.
+	scheduled, retry int
 	remove    []func()
 }
 
@@ -119,7 +121,8 @@ func (s *podScheduler) stop() {
 }
 
 // run schedules the pods without a node, pass after pass, until a pass
-// schedules none or maxSchedulingPasses. settle waits until the Binder has
+// schedules none and has no pod to retry (its Bind or binding failed), or
+// maxSchedulingPasses. settle waits until the Binder has
 // nothing left to do; it is called while Binds wait for it. run returns
 // only ctx's error (or settle's); a pod that cannot be scheduled is
 // recorded in outcomes.
@@ -130,6 +133,7 @@ func (s *podScheduler) run(ctx context.Context, settle func(context.Context) err
 			return nil
 		}
 		before := s.scheduled
+		s.retry = 0
 		var binds []*podBind
 		for _, pod := range pending {
 			pb, err := s.scheduleOne(ctx, pod)
@@ -143,7 +147,7 @@ func (s *podScheduler) run(ctx context.Context, settle func(context.Context) err
 		if err := s.finishBinds(ctx, binds, settle); err != nil {
 			return err
 		}
-		if s.scheduled == before {
+		if s.scheduled == before && s.retry == 0 {
 			return nil
 		}
 	}
@@ -216,6 +220,7 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 	}
 	allBound, err := s.vb.Assume(ctx, pod, best.node.Name, best.pv)
 	if err != nil {
+		s.retry++
 		s.outcomes[key] = err.Error()
 		return nil, nil
 	}
@@ -327,6 +332,7 @@ func (s *podScheduler) bindPod(ctx context.Context, pod *v1.Pod, node string) {
 	})
 	if err != nil {
 		s.podsOn[node]--
+		s.retry++
 		s.outcomes[key] = fmt.Sprintf(`binding rejected: running Bind plugin "DefaultBinder": %v`, err)
 		return
 	}
@@ -407,6 +413,9 @@ func (s *podScheduler) finishBinds(ctx context.Context, binds []*podBind, settle
 		key := pb.pod.Namespace + "/" + pb.pod.Name
 		if pb.err != nil {
 			s.podsOn[pb.node]--
+			if !errors.Is(pb.err, errSimulationSettled) {
+				s.retry++
+			}
 			s.outcomes[key] = prebindPrefix + pb.err.Error()
 			continue
 		}

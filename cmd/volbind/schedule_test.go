@@ -288,3 +288,72 @@ func checkScheduled(t *testing.T, res *simulation, nodes, pending map[string]str
 		}
 	}
 }
+
+// TestSimulateGeneratedPods: every pod of -pods is scheduled and its claim
+// bound to a local volume of its node, with and without write faults (a
+// pod whose Bind or binding failed is tried again).
+func TestSimulateGeneratedPods(t *testing.T) {
+	for _, faults := range []bool{false, true} {
+		t.Run(fmt.Sprintf("faults=%v", faults), func(t *testing.T) {
+			t.Parallel()
+			o := smallOptions()
+			o.Scenario.Volumes, o.Scenario.Claims, o.Scenario.Pods, o.Scenario.Nodes = 100, 100, 60, 6
+			if faults {
+				o.ConflictRate, o.FailRate = 0.05, 0.02
+			}
+			objs, exp := o.Scenario.generate()
+			if exp.Pods != 60 || len(objs.Pods) != 60 || len(objs.Nodes) != 6+o.Scenario.Zones {
+				t.Fatalf("generated %d pods, %d nodes; expectation %d pods", len(objs.Pods), len(objs.Nodes), exp.Pods)
+			}
+			res, err := runSimulation(quiet(t), o, objs, io.Discard)
+			if err != nil {
+				t.Fatalf("runSimulation: %v", err)
+			}
+			nodes := map[string]string{}
+			for _, p := range objs.Pods {
+				nodes[p.Name] = anyNode
+			}
+			checkScheduled(t, res, nodes, nil)
+			r := res.report
+			if r.Pods.ScheduledByRun != exp.Pods || r.ClaimsBound != exp.Bindable+exp.Pods {
+				t.Errorf("report: %d pods scheduled by the run, %d claims bound; want %d and %d", r.Pods.ScheduledByRun, r.ClaimsBound, exp.Pods, exp.Bindable+exp.Pods)
+			}
+			perNode := map[string]int{}
+			for _, p := range res.server.Pods() {
+				perNode[p.Spec.NodeName]++
+			}
+			for n, c := range perNode {
+				// A pod whose Bind failed is placed again later, on the
+				// node with the fewest pods then.
+				if !faults && c != exp.Pods/6 {
+					t.Errorf("node %s has %d pods, want the pods spread evenly (%d each): %v", n, c, exp.Pods/6, perNode)
+				}
+			}
+			if got := res.server.Stats().Writes[bindertest.KindPod][bindertest.VerbCreate]; !faults && got != int64(exp.Pods) {
+				t.Errorf("pod bindings written = %d, want one per pod (%d)", got, exp.Pods)
+			}
+		})
+	}
+}
+
+// TestPodsReportText: the text report counts the pods and says why the
+// pending ones wait.
+func TestPodsReportText(t *testing.T) {
+	manifest := schedClasses + schedNodes + localPV("local-a", "node-a") +
+		claim("data-0", "local") + claim("data-1", "local") + pod("web-0", "", "data-0") + pod("web-1", "", "data-1")
+	stdout, _, err := runSimulate(t, manifest, "-f", "-", "-o", "text")
+	if err != nil {
+		t.Fatalf("simulate: %v", err)
+	}
+	wantContains(t, "text report", stdout,
+		"pods:              1 scheduled (1 by this run), 1 pending (of 2)\n",
+		"why pods are pending:\n       1  FailedScheduling: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.\n",
+		"  Pod default/web-1 (Pending): 0/2 nodes")
+	stdout, _, err = runSimulate(t, "", "-volumes", "10", "-claims", "10")
+	if err != nil {
+		t.Fatalf("simulate: %v", err)
+	}
+	if strings.Contains(stdout, "pods:") {
+		t.Errorf("report of a cluster without pods has a pods line:\n%s", stdout)
+	}
+}
