@@ -82,7 +82,7 @@ type podScheduler struct {
 	// pods of the current pass whose Bind or binding failed, which the
 	// next pass tries again.
 	scheduled, retry int
-	remove    []func()
+	remove           []func()
 }
 
 // newPodScheduler returns the scheduler of pods (in the order given) over
