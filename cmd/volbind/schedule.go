@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +74,12 @@ type podScheduler struct {
 	order []string
 	// podsOn counts the pods assigned to each node.
 	podsOn map[string]int
+	// findWorkers is how many goroutines check nodes for one pod (Find
+	// is safe in parallel): GOMAXPROCS; kube-scheduler uses 16 on any
+	// machine. 1,000 pods over 100 nodes with hostname-local volumes,
+	// same run, interleaved: 0.54-0.76 s on one goroutine, 0.39-0.44 s on
+	// two (2 cores, loaded).
+	findWorkers int
 	// next is where the next search for nodes starts, as kube-scheduler's
 	// nextStartNodeIndex, so that pods spread over large clusters.
 	next int
@@ -95,8 +103,8 @@ func newPodScheduler(srv *bindertest.Server, pods []*v1.Pod) (*podScheduler, err
 			return nil, fmt.Errorf("simulate: scheduler: %w", err)
 		}
 	}
-	s := &podScheduler{srv: srv, podsOn: map[string]int{}, outcomes: map[string]string{}}
-	vb, err := scheduling.New(&countingAPI{api: srv}, storagelisters.NewStorageClassLister(classes), scheduling.Config{})
+	s := &podScheduler{srv: srv, podsOn: map[string]int{}, outcomes: map[string]string{}, findWorkers: max(1, runtime.GOMAXPROCS(0))}
+	vb, err := scheduling.New(&countingAPI{api: srv, sem: make(chan struct{}, 1)}, storagelisters.NewStorageClassLister(classes), scheduling.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("simulate: scheduler: %w", err)
 	}
@@ -265,36 +273,82 @@ func (s *podScheduler) preFilter(pod *v1.Pod) string {
 // affinity, from s.next on, until kube-scheduler's number of feasible
 // nodes is found. It returns the feasible nodes in search order and, for
 // the others, the count of each reason. An error is a pod-level failure
-// (an ephemeral claim of another pod, a class that cannot be read).
+// (an ephemeral claim of another pod, a class that cannot be read). The
+// nodes still needed are checked in parallel, in windows, and the results
+// read in search order, so that the outcome does not depend on timing.
 func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate, map[string]int, error) {
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	want := numFeasibleNodesToFind(len(s.nodes))
 	reasons := map[string]int{}
 	var feasible []candidate
 	searched := 0
-	for ; searched < len(s.nodes) && len(feasible) < want; searched++ {
-		node := s.nodes[(s.next+searched)%len(s.nodes)]
-		if ok, err := affinity.Match(node); err != nil || !ok {
-			reasons[msgNodeAffinity]++
-			continue
-		}
-		pv, rs, err := s.vb.Find(ctx, pod, node)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(rs) == 0 {
-			feasible = append(feasible, candidate{node: node, pv: pv})
-			continue
-		}
-		for _, m := range scheduling.Messages(rs) {
-			reasons[m]++
-		}
-		if scheduling.HasKind(rs, scheduling.UnboundImmediateClaim) {
-			return nil, map[string]int{msgUnboundImmediate: 1}, nil
+	for searched < len(s.nodes) && len(feasible) < want {
+		window := s.checkNodes(ctx, pod, affinity, searched, min(len(s.nodes)-searched, want-len(feasible)))
+		for _, c := range window {
+			searched++
+			switch {
+			case c.err != nil:
+				return nil, nil, c.err
+			case !c.matches:
+				reasons[msgNodeAffinity]++
+			case len(c.reasons) == 0:
+				feasible = append(feasible, candidate{node: c.node, pv: c.pv})
+			case scheduling.HasKind(c.reasons, scheduling.UnboundImmediateClaim):
+				return nil, map[string]int{msgUnboundImmediate: 1}, nil
+			default:
+				for _, m := range scheduling.Messages(c.reasons) {
+					reasons[m]++
+				}
+			}
+			if len(feasible) == want {
+				break
+			}
 		}
 	}
 	s.next = (s.next + searched) % len(s.nodes)
 	return feasible, reasons, nil
+}
+
+// nodeCheck is the outcome of one node for a pod.
+type nodeCheck struct {
+	node    *v1.Node
+	matches bool // the pod's required node affinity admits the node
+	pv      *scheduling.PodVolumes
+	reasons []scheduling.Reason
+	err     error
+}
+
+// checkNodes checks n nodes from the from-th of the search (which starts
+// at s.next) in parallel and returns their outcomes in search order.
+func (s *podScheduler) checkNodes(ctx context.Context, pod *v1.Pod, affinity nodeaffinity.RequiredNodeAffinity, from, n int) []nodeCheck {
+	out := make([]nodeCheck, n)
+	check := func(i int) {
+		c := &out[i]
+		c.node = s.nodes[(s.next+from+i)%len(s.nodes)]
+		if ok, err := affinity.Match(c.node); err != nil || !ok {
+			return
+		}
+		c.matches = true
+		c.pv, c.reasons, c.err = s.vb.Find(ctx, pod, c.node)
+	}
+	workers := min(s.findWorkers, n)
+	if workers <= 1 {
+		for i := range n {
+			check(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				check(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // numFeasibleNodesToFind is kube-scheduler's: every node of a small
@@ -443,6 +497,9 @@ func (s *podScheduler) claimsBound(claims [][2]string) bool {
 // podBind of the context they are made in.
 type countingAPI struct {
 	api scheduling.API
+	// sem lets one write through at a time: a thousand Binds writing at
+	// once left the in-memory API's lock handing off between goroutines.
+	sem chan struct{}
 }
 
 var _ scheduling.API = (*countingAPI)(nil)
@@ -456,11 +513,15 @@ func count(ctx context.Context) {
 // UpdateVolume writes pv through the wrapped API and counts the write.
 func (c *countingAPI) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	defer count(ctx)
+	c.sem <- struct{}{}
+	defer func() { <-c.sem }()
 	return c.api.UpdateVolume(ctx, pv)
 }
 
 // UpdateClaim writes pvc through the wrapped API and counts the write.
 func (c *countingAPI) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	defer count(ctx)
+	c.sem <- struct{}{}
+	defer func() { <-c.sem }()
 	return c.api.UpdateClaim(ctx, pvc)
 }

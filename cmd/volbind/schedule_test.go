@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -355,5 +356,56 @@ func TestPodsReportText(t *testing.T) {
 	}
 	if strings.Contains(stdout, "pods:") {
 		t.Errorf("report of a cluster without pods has a pods line:\n%s", stdout)
+	}
+}
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ nodes, want int }{{0, 0}, {50, 50}, {99, 99}, {100, 100}, {200, 100}, {1000, 420}, {5000, 500}, {20_000, 1000}} {
+		if got := numFeasibleNodesToFind(tc.nodes); got != tc.want {
+			t.Errorf("numFeasibleNodesToFind(%d) = %d, want %d", tc.nodes, got, tc.want)
+		}
+	}
+}
+
+// TestFindNodesWindows: on a large cluster the search stops once
+// kube-scheduler's number of feasible nodes is found, starts the next pod
+// where it stopped, and finds the same nodes with one worker or several.
+func TestFindNodesWindows(t *testing.T) {
+	t.Parallel()
+	o := smallOptions()
+	o.Scenario.Volumes, o.Scenario.Claims, o.Scenario.Pods, o.Scenario.Nodes = 0, 0, 2, 250
+	objs, _ := o.Scenario.generate()
+	srv := bindertest.New()
+	if err := srv.Seed(t.Context(), objs.objects()...); err != nil {
+		t.Fatal(err)
+	}
+	want := numFeasibleNodesToFind(len(objs.Nodes)) // 121 of 253 (250 and one per zone)
+	var got [][]string
+	for _, workers := range []int{1, 3} {
+		s, err := newPodScheduler(srv, objs.Pods)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.findWorkers = workers
+		var names []string
+		for _, p := range objs.Pods {
+			feasible, reasons, err := s.findNodes(t.Context(), p)
+			if err != nil || len(reasons) != 0 || len(feasible) != want {
+				t.Fatalf("workers=%d: findNodes(%s) = %d feasible, %v, %v; want %d feasible", workers, p.Name, len(feasible), reasons, err, want)
+			}
+			names = append(names, feasible[0].node.Name, feasible[want-1].node.Name)
+		}
+		s.stop()
+		if s.next != 2*want {
+			t.Errorf("workers=%d: the next search starts at node %d, want %d", workers, s.next, 2*want)
+		}
+		got = append(got, names)
+	}
+	wantNames := []string{"node-000", nodeName(want - 1), nodeName(want), nodeName(2*want - 1)}
+	for i, names := range got {
+		if !slices.Equal(names, wantNames) {
+			t.Errorf("run %d: first and last feasible nodes = %q, want %q", i, names, wantNames)
+		}
 	}
 }
