@@ -349,7 +349,9 @@ func TestPodsReportText(t *testing.T) {
 	wantContains(t, "text report", stdout,
 		"pods:              1 scheduled (1 by this run), 1 pending (of 2)\n",
 		"why pods are pending:\n       1  FailedScheduling: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.\n",
-		"  Pod default/web-1 (Pending): 0/2 nodes")
+		"  Pod default/web-1 (Pending): 0/2 nodes",
+		// The Binder knows the pods: the claim names its pod.
+		"PersistentVolumeClaim default/data-1 (Pending): WaitForPodScheduled: waiting for pod web-1 to be scheduled")
 	stdout, _, err = runSimulate(t, "", "-volumes", "10", "-claims", "10")
 	if err != nil {
 		t.Fatalf("simulate: %v", err)

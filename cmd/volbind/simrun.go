@@ -163,13 +163,20 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	srv := bindertest.New()
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
-	b, err := binder.New(srv, binder.Config{
+	cfg := binder.Config{
 		Recorder:      events,
 		Registerer:    reg,
 		ClaimWorkers:  o.Workers,
 		VolumeWorkers: o.Workers,
 		ResyncPeriod:  o.ResyncPeriod,
-	})
+	}
+	if len(objs.Pods) > 0 {
+		// Claims waiting for their first consumer name its pods.
+		pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{binder.PodClaimIndex: binder.PodClaimKeys})
+		defer srv.AddEventHandler(bindertest.KindPod, indexerHandler(pods))()
+		cfg.Pods = binder.IndexerPods{Indexer: pods}
+	}
+	b, err := binder.New(srv, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
@@ -276,6 +283,22 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		r.tallyPods(srv.Pods(), objs.Nodes, srv.Claims(), srv.Volumes(), sched)
 	}
 	return &simulation{report: r, server: srv}, nil
+}
+
+// indexerHandler keeps idx in step with the events it gets, as an
+// informer keeps its store. The index functions it is used with
+// (binder.PodClaimKeys) never fail, so neither do its updates.
+func indexerHandler(idx toolscache.Indexer) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { _ = idx.Add(obj) },
+		UpdateFunc: func(_, obj any) { _ = idx.Update(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			_ = idx.Delete(obj)
+		},
+	}
 }
 
 // statsSince returns the requests counted in now and not in before.
