@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 )
@@ -37,20 +38,22 @@ type podReasonCount struct {
 // msgNotTried is the reason of a pod the scheduler did not get to.
 const msgNotTried = "the run ended before the scheduler tried the pod"
 
-// tallyPods fills r.Pods from the final pods, nodes, claims and volumes
+// tallyPods fills r.Pods from the final pods, nodes (*v1.Node), claims and volumes
 // and the scheduler's outcomes (nil when it did not run), and adds the
 // broken invariants of the pods scheduled by the run: each is on an
 // existing node and every claim of it is Bound to a volume whose node
 // affinity admits that node.
-func (r *report) tallyPods(pods []*v1.Pod, nodes []*v1.Node, claims []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume, sched *podScheduler) {
+func (r *report) tallyPods(pods []*v1.Pod, nodes []runtime.Object, claims []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume, sched *podScheduler) {
 	if len(pods) == 0 {
 		return
 	}
 	p := &podsReport{Total: len(pods)}
 	r.Pods = p
 	nodeByName := make(map[string]*v1.Node, len(nodes))
-	for _, n := range nodes {
-		nodeByName[n.Name] = n
+	for _, o := range nodes {
+		if n, ok := o.(*v1.Node); ok {
+			nodeByName[n.Name] = n
+		}
 	}
 	claimByKey := make(map[string]*v1.PersistentVolumeClaim, len(claims))
 	for _, c := range claims {

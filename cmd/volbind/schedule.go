@@ -93,10 +93,19 @@ type podScheduler struct {
 	remove           []func()
 }
 
-// newPodScheduler returns the scheduler of pods (in the order given) over
-// the classes and nodes stored in srv; it subscribes to srv's volumes and
-// claims. Call stop when done.
-func newPodScheduler(srv *bindertest.Server, pods []*v1.Pod) (*podScheduler, error) {
+// podKeys returns the "namespace/name" keys of pods, in order.
+func podKeys(pods []*v1.Pod) []string {
+	var out []string
+	for _, pod := range pods {
+		out = append(out, pod.Namespace+"/"+pod.Name)
+	}
+	return out
+}
+
+// newPodScheduler returns the scheduler of the pods of queue (their keys,
+// in the order they are to be tried) over the classes and nodes stored in
+// srv; it subscribes to srv's volumes and claims. Call stop when done.
+func newPodScheduler(srv *bindertest.Server, queue []string) (*podScheduler, error) {
 	classes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	for _, o := range srv.List(bindertest.KindStorageClass) {
 		if err := classes.Add(o.(*storagev1.StorageClass)); err != nil {
@@ -112,9 +121,7 @@ func newPodScheduler(srv *bindertest.Server, pods []*v1.Pod) (*podScheduler, err
 	for _, o := range srv.List(bindertest.KindNode) {
 		s.nodes = append(s.nodes, o.(*v1.Node))
 	}
-	for _, pod := range pods {
-		s.order = append(s.order, pod.Namespace+"/"+pod.Name)
-	}
+	s.order = queue
 	s.remove = append(s.remove,
 		srv.AddEventHandler(bindertest.KindVolume, vb.VolumeHandler()),
 		srv.AddEventHandler(bindertest.KindClaim, vb.ClaimHandler()))

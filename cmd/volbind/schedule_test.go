@@ -385,7 +385,7 @@ func TestFindNodesWindows(t *testing.T) {
 	want := numFeasibleNodesToFind(len(objs.Nodes)) // 121 of 253 (250 and one per zone)
 	var got [][]string
 	for _, workers := range []int{1, 3} {
-		s, err := newPodScheduler(srv, objs.Pods)
+		s, err := newPodScheduler(srv, podKeys(objs.Pods))
 		if err != nil {
 			t.Fatal(err)
 		}

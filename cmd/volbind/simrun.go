@@ -231,6 +231,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	var progress sync.WaitGroup
 	bindable := bindableClaims(objs)
+	// The scheduler's queue. objs is not used after this point, so that
+	// the loaded objects (copied into srv) can be collected during the run.
+	podQueue := podKeys(objs.Pods)
 	if o.Progress {
 		progress.Go(func() { printProgress(runCtx, stderr, clock, bindable) })
 	}
@@ -245,8 +248,8 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		passes, waitErr = resyncPending(waitCtx, b, clock)
 	}
 	var sched *podScheduler
-	if len(objs.Pods) > 0 {
-		if sched, err = newPodScheduler(srv, objs.Pods); err != nil {
+	if len(podQueue) > 0 {
+		if sched, err = newPodScheduler(srv, podQueue); err != nil {
 			return nil, err
 		}
 		defer sched.stop()
@@ -279,8 +282,8 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	r.tally(srv.Volumes(), srv.Claims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
-	if len(objs.Pods) > 0 {
-		r.tallyPods(srv.Pods(), objs.Nodes, srv.Claims(), srv.Volumes(), sched)
+	if len(podQueue) > 0 {
+		r.tallyPods(srv.Pods(), srv.List(bindertest.KindNode), srv.Claims(), srv.Volumes(), sched)
 	}
 	return &simulation{report: r, server: srv}, nil
 }
