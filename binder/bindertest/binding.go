@@ -43,7 +43,7 @@ func (s *Server) BindPod(ctx context.Context, binding *v1.Binding) error {
 	if err := bindingConflict(binding, old); err != nil {
 		s.mu.Unlock()
 		s.stats.conflicts.Add(1)
-		return apierrors.NewConflict(bindingResource, binding.Name, err)
+		return err
 	}
 	next := old.DeepCopy()
 	next.Spec.NodeName = binding.Target.Name
@@ -63,20 +63,23 @@ func (s *Server) BindPod(ctx context.Context, binding *v1.Binding) error {
 	return post
 }
 
-// bindingConflict returns why pod cannot take binding, as kube-apiserver
-// words it, or nil.
+// bindingConflict returns the Conflict error of a binding pod cannot
+// take, as kube-apiserver words it: on "pods" for a failed precondition,
+// on "pods/binding" otherwise; nil when pod can take it.
 func bindingConflict(binding *v1.Binding, pod *v1.Pod) error {
 	switch {
 	case binding.UID != "" && binding.UID != pod.UID:
-		return fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", binding.UID, pod.UID)
+		return apierrors.NewConflict(KindPod.groupResource(), binding.Name,
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", binding.UID, pod.UID))
 	case binding.ResourceVersion != "" && binding.ResourceVersion != pod.ResourceVersion:
-		return fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", binding.ResourceVersion, pod.ResourceVersion)
+		return apierrors.NewConflict(KindPod.groupResource(), binding.Name,
+			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", binding.ResourceVersion, pod.ResourceVersion))
 	case pod.DeletionTimestamp != nil:
-		return fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name)
+		return apierrors.NewConflict(bindingResource, binding.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
 	case pod.Spec.NodeName != "":
-		return fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName)
+		return apierrors.NewConflict(bindingResource, binding.Name, fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName))
 	case len(pod.Spec.SchedulingGates) != 0:
-		return fmt.Errorf("pod %v has non-empty .spec.schedulingGates", pod.Name)
+		return apierrors.NewConflict(bindingResource, binding.Name, fmt.Errorf("pod %v has non-empty .spec.schedulingGates", pod.Name))
 	}
 	return nil
 }
