@@ -34,6 +34,10 @@ const (
 	msgNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
 	// msgUnboundImmediate is the VolumeBinding PreFilter's reason.
 	msgUnboundImmediate = "pod has unbound immediate PersistentVolumeClaims"
+	// msgSchedulingGated is kube-apiserver's PodScheduled condition
+	// message of a pod with scheduling gates, which kube-scheduler does
+	// not try.
+	msgSchedulingGated = "Scheduling is blocked due to non-empty scheduling gates"
 	// prebindPrefix starts the message of a failed PreBind, as the
 	// scheduling framework wraps it.
 	prebindPrefix = `running PreBind plugin "VolumeBinding": `
@@ -150,16 +154,21 @@ func (s *podScheduler) run(ctx context.Context, settle func(context.Context) err
 		before := s.scheduled
 		s.retry = 0
 		var binds []*podBind
+		var err error
 		for _, pod := range pending {
-			pb, err := s.scheduleOne(ctx, pod)
-			if err != nil {
-				return err
+			var pb *podBind
+			if pb, err = s.scheduleOne(ctx, pod); err != nil {
+				break
 			}
 			if pb != nil {
 				binds = append(binds, pb)
 			}
 		}
-		if err := s.finishBinds(ctx, binds, settle); err != nil {
+		// Even when ctx is done: finishBinds waits for the Binds it ends.
+		if ferr := s.finishBinds(ctx, binds, settle); err == nil {
+			err = ferr
+		}
+		if err != nil {
 			return err
 		}
 		if s.scheduled == before && s.retry == 0 {
@@ -179,9 +188,12 @@ func (s *podScheduler) pendingPods() []*v1.Pod {
 			s.podsOn[pod.Spec.NodeName]++
 			continue
 		}
-		if pod.DeletionTimestamp == nil && len(pod.Spec.SchedulingGates) == 0 {
-			byKey[pod.Namespace+"/"+pod.Name] = pod
+		key := pod.Namespace + "/" + pod.Name
+		if len(pod.Spec.SchedulingGates) > 0 {
+			s.outcomes[key] = msgSchedulingGated
+			continue
 		}
+		byKey[key] = pod
 	}
 	var out []*v1.Pod
 	for _, key := range s.order {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -191,6 +193,11 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		name:     "pod without claims",
 		manifest: schedClasses + schedNodes + pod("web-0", ""),
 		nodes:    map[string]string{"web-0": anyNode},
+	}, {
+		name:     "scheduling gates",
+		manifest: schedClasses + schedNodes + pod("web-0", "  schedulingGates: [{name: example.com/wait}]\n"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": "Scheduling is blocked due to non-empty scheduling gates"},
 	}, {
 		name:     "pod already on a node",
 		manifest: schedClasses + schedNodes + pod("web-0", "  nodeName: node-a\n"),
@@ -409,5 +416,42 @@ func TestFindNodesWindows(t *testing.T) {
 		if !slices.Equal(names, wantNames) {
 			t.Errorf("run %d: first and last feasible nodes = %q, want %q", i, names, wantNames)
 		}
+	}
+}
+
+// TestSchedulerEndsBinds: when the run ends while Binds wait (here for a
+// provisioner that never comes), run ends them, waits for them and
+// returns ctx's error; the pod stays pending with the PreBind failure.
+func TestSchedulerEndsBinds(t *testing.T) {
+	t.Parallel()
+	manifest := schedClasses + schedNodes + claim("data", "csi-wffc") + pod("web-0", "", "data")
+	objs, err := loadManifestFiles([]string{"-"}, strings.NewReader(manifest), manifestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := bindertest.New()
+	if err := srv.Seed(t.Context(), objs.objects()...); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newPodScheduler(srv, podKeys(objs.Pods))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	settled := 0
+	err = s.run(ctx, func(ctx context.Context) error {
+		settled++
+		cancel() // the deadline passes while the Binder settles
+		return ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) || settled != 1 {
+		t.Errorf("run = %v after %d settles, want context.Canceled after 1", err, settled)
+	}
+	if got := s.outcomes["default/web-0"]; !strings.HasPrefix(got, prebindPrefix) || !strings.Contains(got, "provision claim default/data") {
+		t.Errorf("outcome of web-0 = %q, want a PreBind failure of claim default/data", got)
+	}
+	if c, _ := srv.GetClaim(t.Context(), "default", "data"); c.Annotations[volume.AnnSelectedNode] == "" {
+		t.Errorf("claim data has no selected node: %v", c.Annotations)
 	}
 }
