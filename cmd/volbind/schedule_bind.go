@@ -151,6 +151,16 @@ type countingAPI struct {
 
 var _ scheduling.API = (*countingAPI)(nil)
 
+// acquire waits for the write slot, or until ctx is done.
+func (c *countingAPI) acquire(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func count(ctx context.Context) {
 	if pb, ok := ctx.Value(bindKey{}).(*podBind); ok {
 		pb.writes.Add(1)
@@ -160,7 +170,9 @@ func count(ctx context.Context) {
 // UpdateVolume writes pv through the wrapped API and counts the write.
 func (c *countingAPI) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	defer count(ctx)
-	c.sem <- struct{}{}
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
 	defer func() { <-c.sem }()
 	return c.api.UpdateVolume(ctx, pv)
 }
@@ -168,7 +180,9 @@ func (c *countingAPI) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume)
 // UpdateClaim writes pvc through the wrapped API and counts the write.
 func (c *countingAPI) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	defer count(ctx)
-	c.sem <- struct{}{}
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
 	defer func() { <-c.sem }()
 	return c.api.UpdateClaim(ctx, pvc)
 }
