@@ -182,12 +182,13 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 
 // exitCodes documents simulate's exit statuses (in -h and README.md).
 const exitCodes = `exit status:
-  0    the Binder had nothing left to do (every claim it can bind is bound) and the invariants hold
+  0    the Binder had nothing left to do (every claim it can bind is bound, every pod that fits is
+       scheduled) and the invariants hold
   1    an invariant is broken (a volume bound to two claims, a claim bound to a missing volume, a pod
        scheduled with a claim not Bound to a volume usable from its node), or the input is invalid
        (a manifest that does not decode, an object kube-apiserver would reject)
   2    bad flags
-  3    -deadline passed while the Binder still had work to do
+  3    -deadline passed while the Binder (or the scheduler of pods) still had work to do
   130  interrupted (Ctrl-C); the report printed says so
 `
 
