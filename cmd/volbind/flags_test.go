@@ -41,9 +41,9 @@ func TestParseSimulateFlags(t *testing.T) {
 				ConflictRate: 0.1, FailRate: 0.05, Output: "json", Progress: true, Verbosity: 2},
 		},
 		{
-			name: "pods",
-			args: []string{"-pods", "100", "-nodes", "20"},
-			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
+			name: "pods and provisioning",
+			args: []string{"-pods", "100", "-nodes", "20", "-provision"},
+			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
 		},
 		{
 			name: "double-dash flags, no resync, no progress",

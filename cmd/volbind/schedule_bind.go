@@ -22,7 +22,7 @@ import (
 
 // errSimulationSettled ends the Binds still waiting when the Binder has
 // nothing left to do: their claims will not be bound.
-var errSimulationSettled = errors.New("the Binder had nothing left to do and the claims are not bound (simulate runs no provisioner)")
+var errSimulationSettled = errors.New("the Binder had nothing left to do and the claims are not bound (without -provision, simulate runs no provisioner)")
 
 // bindPod binds pod to node in the API and records the outcome.
 func (s *podScheduler) bindPod(ctx context.Context, pod *v1.Pod, node string) {

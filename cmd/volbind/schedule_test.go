@@ -143,6 +143,8 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		pending map[string]string
 		// selected is the selected-node annotation a claim must have.
 		selected map[string]string
+		// provision runs the simulation with -provision.
+		provision bool
 	}{{
 		name:     "local volume on the other node",
 		manifest: schedClasses + schedNodes + localPV("local-b", "node-b") + claim("data", "local") + pod("web-0", "", "data"),
@@ -208,6 +210,12 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		nodes:    map[string]string{"web-0": ""},
 		pending:  map[string]string{"web-0": `running PreBind plugin "VolumeBinding": bind volumes of pod default/web-0: provision claim default/data: ` + errSimulationSettled.Error()},
 		selected: map[string]string{"data": "node-b"},
+	}, {
+		name:      "provisioning with -provision: a volume in the selected node's zone",
+		manifest:  schedClasses + schedNodes + claim("data", "csi-wffc") + pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-b}\n", "data"),
+		nodes:     map[string]string{"web-0": "node-b"},
+		selected:  map[string]string{"data": "node-b"},
+		provision: true,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,11 +224,22 @@ func TestSimulateSchedulesPods(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			res, err := runSimulation(quiet(t), smallOptions(), objs, io.Discard)
+			o := smallOptions()
+			o.Provision = tc.provision
+			res, err := runSimulation(quiet(t), o, objs, io.Discard)
 			if err != nil {
 				t.Fatalf("runSimulation: %v", err)
 			}
 			checkScheduled(t, res, tc.nodes, tc.pending)
+			if tc.provision {
+				// The provisioned volume admits zone-b only: checkScheduled
+				// found it usable from node-b.
+				c, _ := res.server.GetClaim(t.Context(), "default", "data")
+				pv, err := res.server.GetVolume(t.Context(), c.Spec.VolumeName)
+				if err != nil || volume.CheckNodeAffinity(pv, map[string]string{v1.LabelTopologyZone: "zone-a"}) == nil {
+					t.Errorf("provisioned volume %q: %v; want one that zone-a cannot use", c.Spec.VolumeName, err)
+				}
+			}
 			for name, node := range tc.selected {
 				c, err := res.server.GetClaim(t.Context(), "default", name)
 				if err != nil || c.Annotations[volume.AnnSelectedNode] != node {

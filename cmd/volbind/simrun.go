@@ -14,6 +14,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/volbind/volbind/binder"
@@ -170,6 +171,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		VolumeWorkers: o.Workers,
 		ResyncPeriod:  o.ResyncPeriod,
 	}
+	if o.Provision {
+		nodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+		defer srv.AddEventHandler(bindertest.KindNode, indexerHandler(nodes))()
+		cfg.Provisioning = simProvisioning(objs.Classes, binder.ListerNodes{Lister: corelisters.NewNodeLister(nodes)})
+	}
 	if len(objs.Pods) > 0 {
 		// Claims waiting for their first consumer name its pods.
 		pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{binder.PodClaimIndex: binder.PodClaimKeys})
@@ -289,8 +295,8 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 }
 
 // indexerHandler keeps idx in step with the events it gets, as an
-// informer keeps its store. The index functions it is used with
-// (binder.PodClaimKeys) never fail, so neither do its updates.
+// informer keeps its store. The index functions it is used with (none,
+// or binder.PodClaimKeys) never fail, so neither do its updates.
 func indexerHandler(idx toolscache.Indexer) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { _ = idx.Add(obj) },

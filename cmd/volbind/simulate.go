@@ -25,6 +25,7 @@ type simulateOptions struct {
 	Workers      int
 	ResyncPeriod time.Duration
 	Deadline     time.Duration
+	Provision    bool    // provision volumes for claims no volume satisfies (provisioner.go)
 	ConflictRate float64 // fraction of writes that fail with a Conflict
 	FailRate     float64 // fraction of writes that fail with an internal error
 	Output       string  // text, json or yaml: the report
@@ -69,6 +70,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Uint64Var(&o.Scenario.Seed, "seed", o.Scenario.Seed, "random seed of the generated cluster and of fault injection")
 	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead of generating one (YAML or JSON, multi-document, List kinds;\ndecoded strictly and validated as kube-apiserver does); repeatable; - is stdin")
 	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
+	fs.BoolVar(&o.Provision, "provision", false, "provision a volume for each claim of a class with a provisioner that no volume satisfies\n(a CSI volume in the zone, or on the host, of a WaitForFirstConsumer claim's selected node)")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object; 0 disables it")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
