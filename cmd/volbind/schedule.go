@@ -32,6 +32,9 @@ const (
 	// message of a pod with scheduling gates, which kube-scheduler does
 	// not try.
 	msgSchedulingGated = "Scheduling is blocked due to non-empty scheduling gates"
+	// volumeBindingPlugin is the name of the plugin the scheduling
+	// framework names in the errors it wraps.
+	volumeBindingPlugin = "VolumeBinding"
 	// prebindPrefix starts the message of a failed PreBind, as the
 	// scheduling framework wraps it.
 	prebindPrefix = `running PreBind plugin "VolumeBinding": `
@@ -220,7 +223,7 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 	feasible, reasons, err := s.findNodes(ctx, pod)
 	switch {
 	case err != nil:
-		s.outcomes[key] = err.Error()
+		s.outcomes[key] = fmt.Sprintf("running %q filter plugin: %v", volumeBindingPlugin, err)
 		return nil, nil
 	case reasons[msgUnboundImmediate] > 0:
 		s.outcomes[key] = fitError(len(s.nodes), msgUnboundImmediate, nil)
@@ -238,7 +241,7 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 	allBound, err := s.vb.Assume(ctx, pod, best.node.Name, best.pv)
 	if err != nil {
 		s.retry++
-		s.outcomes[key] = err.Error()
+		s.outcomes[key] = fmt.Sprintf("running Reserve plugin %q: %v", volumeBindingPlugin, err)
 		return nil, nil
 	}
 	s.podsOn[best.node.Name]++
@@ -273,6 +276,10 @@ func (s *podScheduler) preFilter(pod *v1.Pod) string {
 			return fmt.Sprintf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", name, pvc.Spec.VolumeName)
 		case pvc.DeletionTimestamp != nil:
 			return fmt.Sprintf("persistentvolumeclaim %q is being deleted", name)
+		case vol.Ephemeral != nil:
+			if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
+				return err.Error()
+			}
 		}
 	}
 	return ""

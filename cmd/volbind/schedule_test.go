@@ -182,6 +182,12 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		nodes:    map[string]string{"web-0": ""},
 		pending:  map[string]string{"web-0": `0/2 nodes are available: persistentvolumeclaim "nope" not found.`},
 	}, {
+		name: "ephemeral claim of another owner",
+		manifest: schedClasses + schedNodes + claim("web-0-scratch", "local") + pod("web-0",
+			"  volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]\n"),
+		nodes:   map[string]string{"web-0": ""},
+		pending: map[string]string{"web-0": "0/2 nodes are available: PVC default/web-0-scratch was not created for pod default/web-0 (pod is not owner)."},
+	}, {
 		name:     "unbound immediate claim",
 		manifest: schedClasses + schedNodes + claim("data", "zonal") + pod("web-0", "", "data"),
 		nodes:    map[string]string{"web-0": ""},
