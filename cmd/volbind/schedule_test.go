@@ -214,7 +214,7 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		name:     "provisioning: the node is selected, no provisioner runs",
 		manifest: schedClasses + schedNodes + claim("data", "csi-wffc") + pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-b}\n", "data"),
 		nodes:    map[string]string{"web-0": ""},
-		pending:  map[string]string{"web-0": `running PreBind plugin "VolumeBinding": bind volumes of pod default/web-0: provision claim default/data: ` + errSimulationSettled.Error()},
+		pending:  map[string]string{"web-0": "provision claim default/data: " + errSimulationSettled.Error()},
 		selected: map[string]string{"data": "node-b"},
 	}, {
 		name:      "provisioning with -provision: a volume in the selected node's zone",
