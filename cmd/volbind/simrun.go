@@ -157,7 +157,9 @@ func syncCount(g prometheus.Gatherer) (float64, error) {
 // claims, it seeds the classes, nodes and volumes first and lets the Binder
 // make the volumes Available, then seeds the claims (and pods): the
 // report's numbers are those of this second part, the writes of the first
-// are reported as setup writes. When ctx is cancelled it stops the Binder
+// are reported as setup writes. Once the Binder has settled, the pods
+// without a node are scheduled (podScheduler), whose WaitForFirstConsumer
+// claims the Binder then binds. When ctx is cancelled it stops the Binder
 // and reports what was done so far. It returns after every goroutine it
 // started has exited.
 func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
