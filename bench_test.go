@@ -1,239 +1,144 @@
 package volbind_test
 
-// End-to-end benchmarks of the sync-loop hot paths. Each issue adds the
-// paths it builds; run them with: go test -run '^$' -bench . .
+// End-to-end benchmarks: the Binder binding a cluster on the in-memory API
+// server, from Run to quiescence. A part's own benchmarks live beside it
+// (cache, operations, jitter, binder/scheduling, nodepool, ...); this file
+// does not copy them. Run with: go test -run '^$' -bench . .
 
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync/atomic"
+	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/volbind/volbind/jitter"
-	"github.com/volbind/volbind/operations"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/workqueue"
-	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/binder/bindertest"
 )
 
-// benchVolumes returns n volume names and UIDs.
-func benchVolumes(n int) (names []string, uids []types.UID) {
-	names, uids = make([]string, n), make([]types.UID, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("pvc-%08d", i)
-		uids[i] = types.UID(fmt.Sprintf("6f1c2a4e-0d3b-4a8e-9c55-%012d", i))
-	}
-	return names, uids
-}
-
-// BenchmarkOperationsDelete is the PV controller's delete path for a
-// released volume: build the operation name, start the delete under it,
-// and in the operation take the volume's lock. The operation does no I/O,
-// so this measures the machinery: one op is one delete started and
-// finished.
-func BenchmarkOperationsDelete(b *testing.B) {
-	const n = 1 << 16
-	names, uids := benchVolumes(n)
-	var locks operations.Locks
-	deleteOp := func(pv string) func(context.Context) error {
-		return func(context.Context) error {
-			locks.Lock(pv)
-			locks.Unlock(pv)
-			return nil
-		}
-	}
-	ops := make([]func(context.Context) error, n)
-	for i := range ops {
-		ops[i] = deleteOp(names[i])
-	}
-	b.Run("mode=serial", func(b *testing.B) {
-		m := operations.New(operations.Config{})
-		defer m.Shutdown()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			j := i % n
-			name := operations.VolumeOpName("delete", names[j], uids[j])
-			for m.Run(context.Background(), name, ops[j]) != nil {
-				// This volume's previous delete is still finishing.
-			}
-			i++
-		}
-		if err := m.Wait(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	})
-	b.Run("mode=parallel", func(b *testing.B) {
-		m := operations.New(operations.Config{})
-		defer m.Shutdown()
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			base := int(next.Add(1)) * 4096
-			for i := 0; pb.Next(); i++ {
-				j := (base + i%4096) % n
-				name := operations.VolumeOpName("delete", names[j], uids[j])
-				for m.Run(context.Background(), name, ops[j]) != nil {
-					// This volume's previous delete is still finishing.
-				}
-			}
+// bindObjects returns n Available volumes and n Pending claims in three
+// storage classes with sizes of 1–1024 Gi, such that every claim has a
+// volume (best fit binds them all).
+func bindObjects(n int) []runtime.Object {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	classes := []string{"", "gold", "silver"}
+	objs := make([]runtime.Object, 0, 2*n)
+	for i := range n {
+		class := classes[i%len(classes)]
+		size := resource.MustParse(fmt.Sprintf("%dGi", 1+rng.IntN(1024)))
+		objs = append(objs, &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv-%06d", i)},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:                      v1.ResourceList{v1.ResourceStorage: size},
+				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+				StorageClassName:              class,
+				PersistentVolumeSource: v1.PersistentVolumeSource{
+					CSI: &v1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: fmt.Sprintf("pv-%06d", i)},
+				},
+			},
+			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
+		}, &v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim-%06d", i), Namespace: "bench", UID: types.UID(fmt.Sprintf("uid-claim-%06d", i))},
+			Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: size}},
+				StorageClassName: ptr.To(class),
+			},
+			Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
 		})
-		if err := m.Wait(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	})
-}
-
-// BenchmarkOperationsDuplicate is a sync of a volume whose delete is still
-// running: the name is built and the Run refused.
-func BenchmarkOperationsDuplicate(b *testing.B) {
-	names, uids := benchVolumes(64)
-	m := operations.New(operations.Config{})
-	release := make(chan struct{})
-	opNames := make([]string, len(names))
-	for i := range names {
-		opNames[i] = operations.VolumeOpName("delete", names[i], uids[i])
-		if err := m.Run(context.Background(), opNames[i], func(context.Context) error { <-release; return nil }); err != nil {
-			b.Fatal(err)
-		}
 	}
-	b.Cleanup(func() {
-		close(release)
-		if err := m.Wait(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		m.Shutdown()
-	})
-	noop := func(context.Context) error { return nil }
-	b.Run("mode=serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if m.Run(context.Background(), opNames[0], noop) != operations.ErrAlreadyRunning {
-				b.Fatal("duplicate not refused")
-			}
-		}
-	})
-	b.Run("mode=parallel", func(b *testing.B) {
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			name := opNames[next.Add(1)%int64(len(opNames))]
-			for pb.Next() {
-				if m.Run(context.Background(), name, noop) != operations.ErrAlreadyRunning {
-					b.Error("duplicate not refused")
-					return
-				}
-			}
-		})
-	})
+	return objs
 }
 
-// BenchmarkOperationsLocks is the per-volume SetUp/TearDown mutex taken
-// and released by parallel syncs over the given number of volumes.
-func BenchmarkOperationsLocks(b *testing.B) {
-	for _, n := range []int{1, 1_000, 100_000} {
-		names, _ := benchVolumes(n)
-		b.Run(fmt.Sprintf("volumes=%d", n), func(b *testing.B) {
-			var locks operations.Locks
-			var next atomic.Int64
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				i := int(next.Add(1)) * 7919
-				for pb.Next() {
-					pv := names[i%n]
-					locks.Lock(pv)
-					locks.Unlock(pv)
-					i++
-				}
+// BenchmarkBinderBindAll binds N pending claims to N volumes end to end on
+// the in-memory API server: from Run to quiescence, with the four writes
+// of every binding and the events they cause. Setup (seeding, handler
+// registration) and shutdown are not timed. workers is the number of claim
+// workers and of volume workers (Kubernetes runs one of each). With
+// volumes=new the volumes are as the API server creates them (phase
+// Pending) and the Binder runs with AvailableDelay, so claims take them
+// without the Available write first.
+func BenchmarkBinderBindAll(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		objs := bindObjects(n)
+		fresh := pendingVolumes(objs)
+		for _, workers := range []int{1, 2, 8, 32} {
+			b.Run(fmt.Sprintf("claims=%d/workers=%d", n, workers), func(b *testing.B) {
+				benchmarkBindAll(b, objs, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
 			})
-		})
+			b.Run(fmt.Sprintf("claims=%d/workers=%d/volumes=new", n, workers), func(b *testing.B) {
+				benchmarkBindAll(b, fresh, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers, AvailableDelay: time.Minute})
+			})
+		}
 	}
 }
 
-// claimKeys returns n claim keys as the binder's claim queue holds them.
-func claimKeys(n int) []string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("ns-%d/claim-%d", i%50, i)
+// pendingVolumes returns objs with every volume replaced by a copy in
+// phase Pending.
+func pendingVolumes(objs []runtime.Object) []runtime.Object {
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+		if pv, ok := o.(*v1.PersistentVolume); ok {
+			c := pv.DeepCopy()
+			c.Status.Phase = v1.VolumePending
+			out[i] = c
+		}
 	}
-	return keys
+	return out
 }
 
-// BenchmarkResyncSchedule schedules every claim of a cluster into a
-// resync over a client-go delaying queue (one op = all claims).
-func BenchmarkResyncSchedule(b *testing.B) {
-	for _, n := range []int{10_000} {
-		keys := claimKeys(n)
-		q := workqueue.NewTypedDelayingQueue[string]()
-		b.Cleanup(q.ShutDown)
-		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := jitter.NewResync[string](q.Add, jitter.StringHash, jitter.ResyncConfig{Period: 10 * time.Minute})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, k := range keys {
-					r.Add(k)
-				}
-			}
-		})
-	}
-}
+func benchmarkBindAll(b *testing.B, objs []runtime.Object, n int, cfg binder.Config) {
+	b.ReportAllocs()
+	var writes, conflicts int64
+	for b.Loop() {
+		b.StopTimer()
+		ctx, cancel := context.WithCancel(context.Background())
+		srv := bindertest.New()
+		if err := srv.Seed(ctx, objs...); err != nil {
+			b.Fatal(err)
+		}
+		bd, err := binder.New(srv, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		removeV := srv.AddEventHandler(bindertest.KindVolume, bd.VolumeHandler())
+		removeC := srv.AddEventHandler(bindertest.KindClaim, bd.ClaimHandler())
+		done := make(chan error, 1)
+		b.StartTimer()
 
-// BenchmarkResyncPeriod runs a resync of every claim into a client-go
-// delaying queue and a worker that takes each key from the queue: one op
-// is one whole period, that is n enqueues and n Get/Done.
-func BenchmarkResyncPeriod(b *testing.B) {
-	for _, n := range []int{10_000} {
-		keys := claimKeys(n)
-		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
-			const period = 10 * time.Minute
-			fc := testingclock.NewFakeClock(time.Unix(0, 0))
-			q := workqueue.NewTypedDelayingQueue[string]()
-			defer q.ShutDown()
-			r, err := jitter.NewResync[string](q.Add, jitter.StringHash, jitter.ResyncConfig{Period: period, Clock: fc})
-			if err != nil {
-				b.Fatal(err)
+		go func() { done <- bd.Run(ctx) }()
+		if err := bd.WaitForQuiescence(ctx); err != nil {
+			b.Fatal(err)
+		}
+
+		b.StopTimer()
+		st := srv.Stats()
+		writes += st.TotalWrites()
+		conflicts += st.Conflicts
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		removeV()
+		removeC()
+		for _, pvc := range srv.Claims() {
+			if pvc.Status.Phase != v1.ClaimBound {
+				b.Fatalf("claim %s is %s", pvc.Name, pvc.Status.Phase)
 			}
-			for _, k := range keys {
-				r.Add(k)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				r.Run(ctx)
-			}()
-			defer func() {
-				cancel()
-				<-done
-			}()
-			// Take the keys of the slot at Run's start off the queue.
-			if err := wait.PollUntilContextTimeout(ctx, 100*time.Microsecond, wait.ForeverTestTimeout, true,
-				func(context.Context) (bool, error) { return fc.HasWaiters(), nil }); err != nil {
-				b.Fatal(err)
-			}
-			for q.Len() > 0 {
-				k, _ := q.Get()
-				q.Done(k)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				for !fc.HasWaiters() {
-					// Run has enqueued the last period and is about to
-					// arm its timer: a step before that would be missed.
-					runtime.Gosched()
-				}
-				fc.Step(period)
-				for range n {
-					k, _ := q.Get()
-					q.Done(k)
-				}
-			}
-		})
+		}
+		b.StartTimer()
 	}
+	bindings := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/bindings, "ns/binding")
+	b.ReportMetric(float64(writes)/bindings, "writes/binding")
+	b.ReportMetric(float64(conflicts)/float64(b.N), "conflicts/op")
 }

@@ -14,8 +14,9 @@ var ErrInvalidConfig = errors.New("binder: invalid config")
 var ErrAlreadyRunning = errors.New("binder: Run was already called")
 
 // ErrInvalidObject is matched (errors.Is) by an *InvalidObjectError. It is
-// cache.ErrInvalidObject (one sentinel, not two), so that one errors.Is
-// finds a malformed object whether the Binder or its cache refused it.
+// cache.ErrInvalidObject, so one sentinel answers "is this object unusable as
+// given" for the Binder's errors and for the cache's (nil or nameless
+// objects) alike.
 var ErrInvalidObject = cache.ErrInvalidObject
 
 // InvalidObjectError reports a volume or claim the Binder cannot bind

@@ -186,7 +186,7 @@ func newEnv(t testing.TB, objs ...runtime.Object) *env {
 func newEnvSeeded(t testing.TB, seed func(*bindertest.Server, context.Context, ...runtime.Object) error, objs ...runtime.Object) *env {
 	t.Helper()
 	e := &env{t: t, ctx: t.Context(), fc: testingclock.NewFakeClock(time.Unix(1_000_000, 0))}
-	e.srv = bindertest.New(bindertest.WithClock(e.fc))
+	e.srv = bindertest.NewWithConfig(bindertest.Config{Clock: e.fc})
 	if err := seed(e.srv, e.ctx, objs...); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
 
-	"github.com/volbind/volbind/binder/bindertest"
 	"github.com/volbind/volbind/recycler"
 )
 
@@ -106,21 +105,6 @@ type zonal struct{ *plugin }
 var _ ZonalProvisioner = zonal{}
 
 func (zonal) Replicas(*storagev1.StorageClass) uint32 { return 1 }
-
-// serverNodes is the NodeGetter of a bindertest.Server.
-type serverNodes struct{ srv *bindertest.Server }
-
-func (n serverNodes) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	return n.srv.GetNode(ctx, name)
-}
-
-func (n serverNodes) ListNodes(context.Context) ([]*v1.Node, error) {
-	var out []*v1.Node
-	for _, o := range n.srv.List(bindertest.KindNode) {
-		out = append(out, o.(*v1.Node))
-	}
-	return out, nil
-}
 
 // waitOps waits until b runs no operation.
 func (e *env) waitOps(b *Binder) {

@@ -35,7 +35,7 @@ func provEnv(t *testing.T, p Provisioner, objs ...runtime.Object) (*env, *Binder
 	e := newEnv(t, objs...)
 	b := e.newBinder(Config{Provisioning: &ProvisioningConfig{
 		Provisioners:         map[string]Provisioner{diskProvisioner: p},
-		Nodes:                serverNodes{e.srv},
+		Nodes:                e.srv,
 		CreateVolumeRetries:  2,
 		CreateVolumeInterval: time.Second,
 	}})

@@ -19,7 +19,7 @@ func TestAssumeHandler(t *testing.T) {
 	tests := []struct {
 		name  string
 		feed  func(h toolscache.ResourceEventHandler)
-		want  []string // "key@rv" from ListAll
+		want  []string // "key@rv" of every object
 		class map[string][]string
 	}{
 		{
@@ -94,19 +94,18 @@ func TestAssumeHandler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewAssume(AssumeConfig[*v1.PersistentVolume]{
 				Description: "PersistentVolume",
-				Indexes:     map[string]func(*v1.PersistentVolume) []string{IndexStorageClass: PVStorageClass},
 				Logger:      ktesting.NewLogger(t, ktesting.NewConfig()),
 			})
 			tc.feed(c)
-			if diff := cmp.Diff(tc.want, nilIfEmpty(describe(c.ListAll()))); diff != "" {
-				t.Errorf("ListAll (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, nilIfEmpty(describe(all(c)))); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 			for class, want := range tc.class {
-				if diff := cmp.Diff(want, nilIfEmpty(describe(c.List(IndexStorageClass, class)))); diff != "" {
+				if diff := cmp.Diff(want, nilIfEmpty(describe(ofClass(c, class)))); diff != "" {
 					t.Errorf("List(%q) (-want +got):\n%s", class, diff)
 				}
 			}
-			checkIndexes(t, c)
+			checkTable(t, c)
 		})
 	}
 }
@@ -124,7 +123,7 @@ func TestAssumeOnSharedInformer(t *testing.T) {
 		}
 	}
 	informer := toolscache.NewSharedIndexInformer(srv.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
-	c := NewPVAssume()
+	c := newPVCache()
 	if _, err := informer.AddEventHandler(c); err != nil {
 		t.Fatalf("AddEventHandler: %v", err)
 	}
@@ -144,7 +143,7 @@ func TestAssumeOnSharedInformer(t *testing.T) {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
 	}
-	waitFor("initial list", func() bool { return c.Len() == 2 })
+	waitFor("initial list", func() bool { return length(c) == 2 })
 
 	// Our own write: assume the server's answer before the informer has it.
 	old, _ := c.Get("pv1")
@@ -171,10 +170,10 @@ func TestAssumeOnSharedInformer(t *testing.T) {
 		t.Fatalf("DeleteVolume: %v", err)
 	}
 	waitFor("delete", func() bool { _, ok := c.Get("pv2"); return !ok })
-	if diff := cmp.Diff([]string{"pv1@" + written.ResourceVersion}, describe(c.List(IndexStorageClass, "silver"))); diff != "" {
+	if diff := cmp.Diff([]string{"pv1@" + written.ResourceVersion}, describe(ofClass(c, "silver"))); diff != "" {
 		t.Errorf("List(silver) (-want +got):\n%s", diff)
 	}
-	if got := c.List(IndexStorageClass, "gold"); len(got) != 0 {
+	if got := ofClass(c, "gold"); len(got) != 0 {
 		t.Errorf("List(gold) = %v, want none", describe(got))
 	}
 	for i := range 20 {
@@ -182,6 +181,6 @@ func TestAssumeOnSharedInformer(t *testing.T) {
 			t.Fatalf("CreateVolume: %v", err)
 		}
 	}
-	waitFor("creates", func() bool { return len(c.List(IndexStorageClass, "bronze")) == 20 })
-	checkIndexes(t, c)
+	waitFor("creates", func() bool { return len(ofClass(c, "bronze")) == 20 })
+	checkTable(t, c)
 }

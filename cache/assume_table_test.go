@@ -28,7 +28,7 @@ func TestAssumeModel(t *testing.T) {
 	classes := []string{"gold", "silver", "bronze"}
 	rvOf := func(pv *v1.PersistentVolume) uint64 { v, _ := ParseVersion(pv.ResourceVersion); return v }
 
-	c := NewPVAssume()
+	c := newPVCache()
 	model := map[string]*modelEntry{}
 	keys := 40
 	const steps = 8_000
@@ -40,7 +40,7 @@ func TestAssumeModel(t *testing.T) {
 			keys = 1_500
 		case 5_000:
 			for i := 20; i < keys; i++ {
-				c.DeleteKey(pvName(i))
+				c.deleteKey(pvName(i))
 				delete(model, pvName(i))
 			}
 			keys = 20
@@ -51,7 +51,7 @@ func TestAssumeModel(t *testing.T) {
 		m := model[key]
 		switch op := r.IntN(10); {
 		case op < 4: // informer event
-			_, err := c.Inform(pv)
+			_, err := c.inform(pv, false)
 			if err != nil {
 				t.Fatalf("step %d: Inform(%s@%s) = %v", step, key, pv.ResourceVersion, err)
 			}
@@ -86,7 +86,7 @@ func TestAssumeModel(t *testing.T) {
 				m.latest = m.api
 			}
 		default:
-			c.Delete(pv)
+			c.OnDelete(pv)
 			delete(model, key)
 		}
 		if step%193 == 0 || step > steps-50 {
@@ -94,13 +94,13 @@ func TestAssumeModel(t *testing.T) {
 		}
 	}
 	if n := len(c.tab.Load().slots); n > 8*minTableSize {
-		t.Errorf("%d slots for %d keys: the table did not shrink", n, c.Len())
+		t.Errorf("%d slots for %d keys: the table did not shrink", n, length(c))
 	}
 }
 
 func compareModel(t *testing.T, step int, c *Assume[*v1.PersistentVolume], model map[string]*modelEntry, classes []string) {
 	t.Helper()
-	if got, want := c.Len(), len(model); got != want {
+	if got, want := length(c), len(model); got != want {
 		t.Fatalf("step %d: Len = %d, want %d", step, got, want)
 	}
 	wantLists := map[string][]string{}
@@ -119,11 +119,11 @@ func compareModel(t *testing.T, step int, c *Assume[*v1.PersistentVolume], model
 	}
 	for _, class := range classes {
 		want := describeStrings(wantLists[class])
-		if diff := cmp.Diff(want, nilIfEmpty(describe(c.List(IndexStorageClass, class)))); diff != "" {
+		if diff := cmp.Diff(want, nilIfEmpty(describe(ofClass(c, class)))); diff != "" {
 			t.Fatalf("step %d: List(%s) (-want +got):\n%s", step, class, diff)
 		}
 	}
-	checkIndexes(t, c)
+	checkTable(t, c)
 }
 
 // TestAssumeConcurrent has readers Get, GetAPIObj and List while writers
@@ -131,7 +131,7 @@ func compareModel(t *testing.T, step int, c *Assume[*v1.PersistentVolume], model
 // shrinks under the readers. Run it with -race.
 func TestAssumeConcurrent(t *testing.T) {
 	const keys = 1_000
-	c := NewPVAssume()
+	c := newPVCache()
 	var stop atomic.Bool
 	var writers, readers sync.WaitGroup
 	for w := range 2 {
@@ -143,13 +143,13 @@ func TestAssumeConcurrent(t *testing.T) {
 					rv := strconv.Itoa(round*keys + i + 1)
 					switch r.IntN(4) {
 					case 0:
-						c.Delete(newPV(key, "", "1"))
+						c.OnDelete(newPV(key, "", "1"))
 					case 1:
 						_ = c.Assume(newPV(key, "gold", rv))
 					case 2:
 						c.Restore(key)
 					default:
-						c.Add(newPV(key, "silver", rv))
+						c.OnAdd(newPV(key, "silver", rv), false)
 					}
 				}
 			}
@@ -167,7 +167,7 @@ func TestAssumeConcurrent(t *testing.T) {
 					errs.Add(1)
 				}
 				if i%100 == 0 {
-					for _, pv := range c.List(IndexStorageClass, "gold") {
+					for _, pv := range ofClass(c, "gold") {
 						if pv.Spec.StorageClassName != "gold" {
 							errs.Add(1)
 						}
@@ -182,7 +182,7 @@ func TestAssumeConcurrent(t *testing.T) {
 	if n := errs.Load(); n != 0 {
 		t.Errorf("readers saw %d wrong objects", n)
 	}
-	checkIndexes(t, c)
+	checkTable(t, c)
 }
 
 func describeOne(pv *v1.PersistentVolume) string {

@@ -279,18 +279,18 @@ func TestAssumeRules(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := NewPVAssume()
+			c := newPVCache()
 			for i, o := range tc.ops {
 				var err error
 				switch o.do {
 				case "inform":
-					_, err = c.Inform(o.pv)
+					_, err = c.inform(o.pv, false)
 				case "assume":
 					err = c.Assume(o.pv)
 				case "restore":
 					c.Restore(o.key)
 				case "delete":
-					c.Delete(o.pv)
+					c.OnDelete(o.pv)
 				case "resync":
 					old := o.pv.DeepCopy()
 					c.OnUpdate(old, o.pv)
@@ -322,12 +322,12 @@ func TestAssumeRules(t *testing.T) {
 				}
 			}
 			for class, want := range tc.lists {
-				got := c.List(IndexStorageClass, class)
+				got := ofClass(c, class)
 				if diff := cmp.Diff(want, nilIfEmpty(describe(got))); diff != "" {
 					t.Errorf("List(%q) (-want +got):\n%s", class, diff)
 				}
 			}
-			checkIndexes(t, c)
+			checkTable(t, c)
 		})
 	}
 }
@@ -347,8 +347,8 @@ func nilIfEmpty(s []string) []string {
 }
 
 func TestAssumeErrorsNameObjectAndVersions(t *testing.T) {
-	c := NewPVAssume()
-	c.Add(newPV("pv1", "gold", "15"))
+	c := newPVCache()
+	c.OnAdd(newPV("pv1", "gold", "15"), false)
 	err := c.Assume(newPV("pv1", "gold", "12"))
 	var stale *StaleError
 	if !errors.As(err, &stale) {
@@ -373,12 +373,6 @@ func TestAssumeErrorsNameObjectAndVersions(t *testing.T) {
 	err = c.Assume(newPV("pv1", "gold", "v2"))
 	if !errors.Is(err, ErrInvalidVersion) || !strings.Contains(err.Error(), `"v2"`) || !strings.Contains(err.Error(), `"pv1"`) {
 		t.Errorf("Assume(bad version) = %v, want ErrInvalidVersion naming pv1 and v2", err)
-	}
-	if _, err := c.Lookup("pv9"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"pv9"`) {
-		t.Errorf("Lookup(pv9) = %v, want ErrNotFound naming pv9", err)
-	}
-	if got, err := c.Lookup("pv1"); err != nil || got.ResourceVersion != "15" {
-		t.Errorf("Lookup(pv1) = %v, %v; want version 15", got, err)
 	}
 }
 
@@ -443,120 +437,62 @@ func TestKey(t *testing.T) {
 	}
 }
 
-func TestPVAssume(t *testing.T) {
-	c := NewPVAssume()
-	c.Add(newPV("pv1", "gold", "1"))
-	c.Add(newPV("pv2", "", "2"))
-	if got, ok := GetVolume(c, "pv1"); !ok || got.ResourceVersion != "1" {
-		t.Errorf("GetVolume(pv1) = %v, %v; want version 1", got, ok)
-	}
-	if got, ok := GetVolume(c, "pv3"); ok {
-		t.Errorf("GetVolume(pv3) = %v, want none", got)
-	}
-	if diff := cmp.Diff([]string{"pv2@2"}, describe(PVsOfClass(c, ""))); diff != "" {
-		t.Errorf("PVsOfClass(\"\") (-want +got):\n%s", diff)
-	}
-	if got := c.Description(); got != "PersistentVolume" {
-		t.Errorf("Description = %q", got)
-	}
-	if _, err := c.LookupAPIObj("pv3"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"pv3"`) {
-		t.Errorf("LookupAPIObj(pv3) = %v, want ErrNotFound naming pv3", err)
-	}
-	if err := c.Assume(newPV("pv1", "gold", "4")); err != nil {
+func TestAssumeGetAPIObj(t *testing.T) {
+	c := newPVCache()
+	c.OnAdd(newPV("pv1", "gold", "1"), false)
+	if err := c.Assume(newPV("pv1", "silver", "4")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.LookupAPIObj("pv1"); err != nil || got.ResourceVersion != "1" {
-		t.Errorf("LookupAPIObj(pv1) = %v, %v; want version 1", describeOne(got), err)
+	if got, ok := c.Get("pv1"); !ok || got.ResourceVersion != "4" {
+		t.Errorf("Get(pv1) = %s, %v; want version 4", describeOne(got), ok)
+	}
+	if got, ok := c.GetAPIObj("pv1"); !ok || got.ResourceVersion != "1" {
+		t.Errorf("GetAPIObj(pv1) = %s, %v; want version 1", describeOne(got), ok)
+	}
+	if !c.IsAssumed("pv1") {
+		t.Errorf("IsAssumed(pv1) = false after Assume")
+	}
+	if got, ok := c.GetAPIObj("pv3"); ok {
+		t.Errorf("GetAPIObj(pv3) = %s, want none", describeOne(got))
+	}
+	c.Restore("pv1")
+	if got, ok := c.Get("pv1"); !ok || got.ResourceVersion != "1" || c.IsAssumed("pv1") {
+		t.Errorf("after Restore: Get(pv1) = %s, %v, assumed %v; want version 1, not assumed", describeOne(got), ok, c.IsAssumed("pv1"))
 	}
 }
 
-func TestPVCAssume(t *testing.T) {
-	c := NewPVCAssume()
-	c.Add(newPVC("a", "c1", "1"))
-	c.Add(newPVC("a", "c2", "2"))
-	c.Add(newPVC("b", "c1", "3"))
-	if got, ok := GetClaim(c, "b", "c1"); !ok || got.ResourceVersion != "3" {
-		t.Errorf("GetClaim(b, c1) = %v, %v; want version 3", got, ok)
+// TestAssumeClaims: namespaced objects are keyed "namespace/name" (ClaimKey),
+// so equal names in two namespaces are two keys.
+func TestAssumeClaims(t *testing.T) {
+	c := NewAssume(AssumeConfig[*v1.PersistentVolumeClaim]{Description: "PersistentVolumeClaim"})
+	c.OnAdd(newPVC("a", "c1", "1"), false)
+	c.OnAdd(newPVC("a", "c2", "2"), false)
+	c.OnAdd(newPVC("b", "c1", "3"), false)
+	if got, ok := c.Get(ClaimKey("b", "c1")); !ok || got.ResourceVersion != "3" {
+		t.Errorf("Get(b/c1) = %v, %v; want version 3", got, ok)
 	}
 	if err := c.Assume(newPVC("a", "c1", "4")); err != nil {
 		t.Fatalf("Assume(a/c1) = %v", err)
 	}
-	if diff := cmp.Diff([]string{"a/c1@4", "a/c2@2"}, describe(ClaimsInNamespace(c, "a"))); diff != "" {
-		t.Errorf("ClaimsInNamespace(a) (-want +got):\n%s", diff)
+	c.OnDelete(newPVC("a", "c2", "2"))
+	if diff := cmp.Diff([]string{"a/c1@4", "b/c1@3"}, describe(all(c))); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
 	}
-	c.Delete(newPVC("a", "c2", "2"))
-	if diff := cmp.Diff([]string{"a/c1@4"}, describe(c.List(IndexNamespace, "a"))); diff != "" {
-		t.Errorf("List(namespace, a) (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"a/c1@4", "b/c1@3"}, describe(c.ListAll())); diff != "" {
-		t.Errorf("ListAll (-want +got):\n%s", diff)
-	}
-	if got := c.Len(); got != 2 {
-		t.Errorf("Len = %d, want 2", got)
-	}
-	if got := c.List("nope", "a"); got != nil {
-		t.Errorf("List(unknown index) = %v, want nil", got)
-	}
-	checkIndexes(t, c)
+	checkTable(t, c)
 }
 
-func TestMultiValueIndex(t *testing.T) {
-	// An index function may return several values, duplicates and none.
-	c := NewAssume(AssumeConfig[*v1.PersistentVolume]{
-		Indexes: map[string]func(*v1.PersistentVolume) []string{
-			"mode": func(pv *v1.PersistentVolume) []string {
-				var out []string
-				for _, m := range pv.Spec.AccessModes {
-					out = append(out, string(m))
-				}
-				return out
-			},
-		},
-	})
-	pv := func(rv string, modes ...v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
-		p := newPV("pv1", "", rv)
-		p.Spec.AccessModes = modes
-		return p
-	}
-	steps := []struct {
-		pv   *v1.PersistentVolume
-		want map[string][]string
-	}{
-		{pv("1", v1.ReadWriteOnce, v1.ReadOnlyMany, v1.ReadWriteOnce), map[string][]string{"ReadWriteOnce": {"pv1@1"}, "ReadOnlyMany": {"pv1@1"}}},
-		{pv("2", v1.ReadOnlyMany, v1.ReadWriteMany), map[string][]string{"ReadWriteOnce": nil, "ReadOnlyMany": {"pv1@2"}, "ReadWriteMany": {"pv1@2"}}},
-		{pv("3"), map[string][]string{"ReadOnlyMany": nil, "ReadWriteMany": nil}},
-	}
-	for i, s := range steps {
-		c.Add(s.pv)
-		for v, want := range s.want {
-			if diff := cmp.Diff(want, nilIfEmpty(describe(c.List("mode", v)))); diff != "" {
-				t.Errorf("step %d: List(mode, %s) (-want +got):\n%s", i, v, diff)
-			}
-		}
-		checkIndexes(t, c)
-	}
-	if got := c.IndexValues("mode"); len(got) != 0 {
-		t.Errorf("IndexValues(mode) = %q, want none", got)
-	}
-	if diff := cmp.Diff([]string{"mode"}, c.IndexNames()); diff != "" {
-		t.Errorf("IndexNames (-want +got):\n%s", diff)
-	}
-}
-
-func TestEntrySetShrinks(t *testing.T) {
-	c := NewPVAssume()
+// TestAssumeTableShrinks: deleting most keys gives the table's memory back.
+func TestAssumeTableShrinks(t *testing.T) {
+	c := newPVCache()
 	for i := range 1000 {
-		c.Add(newPV(pvName(i), "gold", "1"))
+		c.OnAdd(newPV(pvName(i), "gold", "1"), false)
 	}
+	grown := len(c.tab.Load().slots)
 	for i := range 990 {
-		c.Delete(newPV(pvName(i), "gold", "1"))
+		c.OnDelete(newPV(pvName(i), "gold", "1"))
 	}
-	c.mu.RLock()
-	set := c.indexes[0]["gold"]
-	n, capacity := len(set.items), cap(set.items)
-	c.mu.RUnlock()
-	if n != 10 || capacity > 4*64 {
-		t.Errorf("after deleting 990 of 1000: len %d cap %d, want len 10 and cap at most 256", n, capacity)
+	if got := len(c.tab.Load().slots); got >= grown/8 {
+		t.Errorf("after deleting 990 of 1000 keys the table has %d slots, had %d", got, grown)
 	}
-	checkIndexes(t, c)
+	checkTable(t, c)
 }

@@ -2,34 +2,18 @@ package cache
 
 import (
 	"fmt"
-	"hash/maphash"
 )
 
-// Add stores an object delivered by an informer (or another watch); see
-// Update. It does not block beyond the cache's own short lock.
-func (c *Assume[T]) Add(obj T) { c.Update(obj) }
-
-// Update stores an object delivered by an informer (or another watch). A
-// version at least as new as the latest replaces the latest and the API
-// object (dropping an assumption it has caught up with); an older one that is
-// not older than the API object replaces only the API object; anything older
-// is ignored. Objects without a name or with a non-integer resourceVersion
-// are logged to the configured Logger and ignored.
-func (c *Assume[T]) Update(obj T) {
-	if _, err := c.Inform(obj); err != nil {
-		c.logger.Error(err, "Ignoring informer object", "cache", c.description)
-	}
-}
-
-// Inform is Update that reports the outcome: whether the object was stored
-// (as the latest or only as the API object) and the error for an invalid
-// object (wrapping ErrInvalidObject or ErrInvalidVersion), in which case the
-// cache is unchanged.
-func (c *Assume[T]) Inform(obj T) (stored bool, err error) {
-	return c.inform(obj, false)
-}
-
-// inform implements Inform. resync marks an informer event that re-delivers
+// inform stores an object delivered by an informer and reports whether it
+// was stored (as the latest or only as the API object). A version at least
+// as new as the latest replaces the latest and the API object (dropping an
+// assumption it has caught up with); an older one that is not older than
+// the API object replaces only the API object; anything older is ignored.
+// An invalid object (no name, a non-integer resourceVersion) gives an error
+// wrapping ErrInvalidObject or ErrInvalidVersion and leaves the cache
+// unchanged.
+//
+// resync marks an informer event that re-delivers
 // the version the informer already had (a periodic resync or a relist of
 // an unchanged object): it carries nothing new, so it does not replace an
 // object assumed at the same version.
@@ -38,7 +22,7 @@ func (c *Assume[T]) inform(obj T, resync bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tab.Load()
@@ -47,7 +31,6 @@ func (c *Assume[T]) inform(obj T, resync bool) (bool, error) {
 		e := &entry[T]{}
 		e.api.Store(v)
 		e.latest.Store(v)
-		c.reindexLocked(e, nil, v)
 		c.insertLocked(t, h, key, e, v)
 		return true, nil
 	}
@@ -57,7 +40,6 @@ func (c *Assume[T]) inform(obj T, resync bool) (bool, error) {
 	case v.rv > latest.rv, v.rv == latest.rv && (!resync || latest == api):
 		e.api.Store(v)
 		s.setLatestLocked(v)
-		c.reindexLocked(e, latest, v)
 	case v.rv >= api.rv:
 		e.api.Store(v)
 	default:
@@ -77,19 +59,10 @@ func (c *Assume[T]) insertLocked(t *table[T], h uint64, key string, e *entry[T],
 	c.live.Add(1)
 }
 
-// Delete removes obj's key, its API object and any assumed version. The
-// object's version is not checked: deletion is final.
-func (c *Assume[T]) Delete(obj T) {
-	if isNil(obj) {
-		c.logger.Error(fmt.Errorf("%s: nil object: %w", c.description, ErrInvalidObject), "Ignoring informer delete", "cache", c.description)
-		return
-	}
-	c.DeleteKey(keyOf(obj))
-}
-
-// DeleteKey removes key as Delete does; an unknown key is a no-op.
-func (c *Assume[T]) DeleteKey(key string) {
-	h := maphash.String(c.seed, key)
+// deleteKey removes key, its API object and any assumed version; an unknown
+// key is a no-op. Deletion is final: no version is checked.
+func (c *Assume[T]) deleteKey(key string) {
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tab.Load()
@@ -97,7 +70,6 @@ func (c *Assume[T]) DeleteKey(key string) {
 	if s == nil {
 		return
 	}
-	c.reindexLocked(s.e.Load(), s.e.Load().latest.Load(), nil)
 	s.removeLocked(c.tomb)
 	live := c.live.Add(-1)
 	// Give memory back once most keys are gone.
@@ -116,22 +88,21 @@ func (c *Assume[T]) DeleteKey(key string) {
 func (c *Assume[T]) Assume(obj T) error {
 	key, v, err := c.newVersion(obj)
 	if err != nil {
-		return fmt.Errorf("assume: %w", err)
+		return fmt.Errorf("cache: assume: %w", err)
 	}
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.tab.Load().find(h, key, c.tomb)
 	if s == nil {
-		return fmt.Errorf("assume %s %q at version %d: %w", c.description, key, v.rv, ErrNotFound)
+		return fmt.Errorf("cache: assume %s %q at version %d: %w", c.description, key, v.rv, ErrNotFound)
 	}
 	e := s.e.Load()
 	latest := e.latest.Load()
 	if v.rv < latest.rv {
-		return fmt.Errorf("assume: %w", &StaleError{Description: c.description, Key: key, Stored: latest.rv, Given: v.rv})
+		return fmt.Errorf("cache: assume: %w", &StaleError{Description: c.description, Key: key, Stored: latest.rv, Given: v.rv})
 	}
 	s.setLatestLocked(v)
-	c.reindexLocked(e, latest, v)
 	return nil
 }
 
@@ -139,7 +110,7 @@ func (c *Assume[T]) Assume(obj T) error {
 // informer's object again. An unknown key (e.g. deleted meanwhile) is a
 // no-op.
 func (c *Assume[T]) Restore(key string) {
-	h := maphash.String(c.seed, key)
+	h := c.hash.Sum(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.tab.Load().find(h, key, c.tomb)
@@ -152,5 +123,4 @@ func (c *Assume[T]) Restore(key string) {
 		return
 	}
 	s.setLatestLocked(api)
-	c.reindexLocked(e, latest, api)
 }

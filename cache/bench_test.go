@@ -12,8 +12,7 @@ import (
 // benchSizes are the cache sizes of every benchmark.
 var benchSizes = []int{1_000, 10_000, 100_000}
 
-// benchClasses spreads the benchmark volumes over 100 storage classes, so
-// that listing one class returns 1% of the objects.
+// benchClasses spreads the benchmark volumes over 100 storage classes.
 const benchClasses = 100
 
 func benchClass(i int) string { return "class-" + strconv.Itoa(i%benchClasses) }
@@ -22,14 +21,14 @@ func benchClass(i int) string { return "class-" + strconv.Itoa(i%benchClasses) }
 // and their keys.
 func newBenchAssume(tb testing.TB, n int) (*Assume[*v1.PersistentVolume], []string) {
 	tb.Helper()
-	c := NewPVAssume()
+	c := newPVCache()
 	keys := make([]string, n)
 	for i := range n {
 		keys[i] = pvName(i)
-		c.Add(newPV(keys[i], benchClass(i), "1"))
+		c.OnAdd(newPV(keys[i], benchClass(i), "1"), false)
 	}
-	if c.Len() != n {
-		tb.Fatalf("Len = %d, want %d", c.Len(), n)
+	if length(c) != n {
+		tb.Fatalf("Len = %d, want %d", length(c), n)
 	}
 	return c, keys
 }
@@ -74,28 +73,6 @@ func BenchmarkAssumeAssumeRestore(b *testing.B) {
 				c.Restore(keys[i])
 				if i++; i == n {
 					i = 0
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkAssumeList(b *testing.B) {
-	for _, n := range benchSizes {
-		c, _ := newBenchAssume(b, n)
-		// Assume a tenth of the listed class, so the list mixes assumed
-		// and informer versions.
-		for i := 0; i < n; i += 10 * benchClasses {
-			if err := c.Assume(newPV(pvName(i), benchClass(i), "2")); err != nil {
-				b.Fatal(err)
-			}
-		}
-		class := benchClass(0)
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if got := PVsOfClass(c, class); len(got) != n/benchClasses {
-					b.Fatalf("List = %d objects, want %d", len(got), n/benchClasses)
 				}
 			}
 		})
@@ -157,8 +134,8 @@ func BenchmarkAssumeInformerUpdate(b *testing.B) {
 				old, new, ok := objs.nextFor(i)
 				if !ok {
 					b.StopTimer()
-					c.DeleteKey(keys[i])
-					c.Add(objs.restart(i))
+					c.deleteKey(keys[i])
+					c.OnAdd(objs.restart(i), false)
 					old, new, _ = objs.nextFor(i)
 					b.StartTimer()
 				}

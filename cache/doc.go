@@ -1,29 +1,22 @@
-// Package cache holds the three in-memory caches a volume binder decides
+// Package cache holds the two in-memory caches a volume binder decides
 // from.
 //
-// [Assume] sits on top of informer data. The informer side feeds it (it is a
-// client-go ResourceEventHandler, and it also has typed Add, Update and
-// Delete for callers with their own watch). A binder that has just written
-// an object calls [Assume.Assume] with the API server's answer, so that its
-// next decision sees the new version before the informer delivers it;
-// [Assume.Restore] drops such an assumption when the write is abandoned. An
-// informer version at least as new as the assumed one replaces it (a resync
-// that re-delivers the informer's current version does not). Lookups by key
-// take no lock at all, so they scale with the cores that make them, and
-// lists by a named index cost time proportional to the result.
-// [NewPVAssume] and [NewPVCAssume] build the caches the scheduler side needs
-// for PersistentVolumes (indexed by storage class) and
-// PersistentVolumeClaims (indexed by namespace).
+// [Assume] sits on top of informer data. The informer side feeds it: it is a
+// client-go ResourceEventHandler (a caller with its own watch calls OnAdd,
+// OnUpdate and OnDelete). A binder that has just written an object calls
+// [Assume.Assume] with the API server's answer, so that its next decision
+// sees the new version before the informer delivers it; [Assume.Restore]
+// drops such an assumption when the write is abandoned. An informer version
+// at least as new as the assumed one replaces it (a resync that re-delivers
+// the informer's current version does not). [Assume.Get] returns the latest
+// version and [Assume.GetAPIObj] the informer's; lookups take no lock at
+// all, so they scale with the cores that make them.
 //
 // [Latest] is the PersistentVolume controller's "latest version" cache: it is
 // updated both from informer events and right after each successful write,
 // and it keeps only strictly newer resourceVersions, so a controller never
 // acts on (or re-writes) a version older than its own last write. It stores
 // the pointers it is given, shared with the informer; nobody may mutate them.
-//
-// [PodBindings] remembers, per pod and candidate node, which claims the
-// scheduler decided to bind to which volumes and which claims it decided to
-// provision, so that later scheduling steps reuse the decision.
 //
 // Keys are "name" for cluster-scoped objects and "namespace/name" for
 // namespaced ones, as client-go's MetaNamespaceKeyFunc builds them ([Key]).

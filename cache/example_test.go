@@ -31,10 +31,10 @@ func claimOf(pv *v1.PersistentVolume) string {
 // A binder writes a volume, assumes the API server's answer so that its
 // next decision sees it, and the informer later catches up.
 func ExampleAssume() {
-	pvs := cache.NewPVAssume()
+	pvs := cache.NewAssume(cache.AssumeConfig[*v1.PersistentVolume]{Description: "PersistentVolume"})
 	// In a program: informer.AddEventHandler(pvs). Here: fed by hand.
-	pvs.Add(volume("pv1", "gold", "10", ""))
-	pvs.Add(volume("pv2", "gold", "11", ""))
+	pvs.OnAdd(volume("pv1", "gold", "10", ""), false)
+	pvs.OnAdd(volume("pv2", "gold", "11", ""), false)
 
 	// The API server accepted our write of pv1 and returned version 12.
 	if err := pvs.Assume(volume("pv1", "gold", "12", "claim-a")); err != nil {
@@ -43,16 +43,11 @@ func ExampleAssume() {
 	latest, _ := pvs.Get("pv1")
 	api, _ := pvs.GetAPIObj("pv1")
 	fmt.Println("latest:", latest.ResourceVersion, claimOf(latest), "informer:", api.ResourceVersion, claimOf(api))
-	for _, pv := range cache.PVsOfClass(pvs, "gold") {
-		if pv.Name == "pv1" {
-			fmt.Println("listed:", pv.Name, claimOf(pv))
-		}
-	}
 
 	// Versions older than the cached one are refused, naming both.
 	err := pvs.Assume(volume("pv1", "gold", "9", ""))
 	fmt.Println(cache.IsStale(err), err)
-	_, err = pvs.Lookup("pv9")
+	err = pvs.Assume(volume("pv9", "gold", "1", ""))
 	fmt.Println(errors.Is(err, cache.ErrNotFound), err)
 
 	// The informer delivers our write: the assumption is done.
@@ -66,9 +61,8 @@ func ExampleAssume() {
 	fmt.Println("pv2 after restore:", pv2.ResourceVersion, claimOf(pv2))
 	// Output:
 	// latest: 12 claim-a informer: 10 -
-	// listed: pv1 claim-a
-	// true assume: PersistentVolume "pv1": version 9 is older than the cached version 12
-	// true PersistentVolume "pv9": cache: object not found
+	// true cache: assume: PersistentVolume "pv1": version 9 is older than the cached version 12
+	// true cache: assume PersistentVolume "pv9" at version 1: cache: object not found
 	// assumed: false
 	// pv2 after restore: 11 -
 }
@@ -96,32 +90,4 @@ func ExampleLatest() {
 	// stored our write: true
 	// stored stale event: false
 	// cache has: 11 claim-a true
-}
-
-// The scheduler's find step records what it decided per node; its assume
-// and bind steps read the decision back.
-func ExamplePodBindings() {
-	decisions := cache.NewPodBindings()
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0", UID: "u1"}}
-	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}}
-	pv := volume("pv1", "gold", "10", "")
-
-	decisions.Update(pod, "node-a", []*cache.BindingInfo{{PVC: claim, PV: pv}}, nil)
-	decisions.Update(pod, "node-b", nil, []*v1.PersistentVolumeClaim{claim})
-
-	b := decisions.Bindings(pod, "node-a")
-	fmt.Println("node-a binds", b[0].PVC.Name, "to", b[0].PV.Name)
-	p := decisions.Provisionings(pod, "node-a")
-	fmt.Println("node-a provisions:", len(p), "nil:", p == nil)
-	fmt.Println("node-c known:", decisions.Bindings(pod, "node-c") != nil)
-	fmt.Println("nodes decided:", len(decisions.Decisions(pod)))
-
-	decisions.DeletePod(pod)
-	fmt.Println("pods:", decisions.Len())
-	// Output:
-	// node-a binds data to pv1
-	// node-a provisions: 0 nil: false
-	// node-c known: false
-	// nodes decided: 2
-	// pods: 0
 }

@@ -23,7 +23,8 @@ var ErrInvalidVersion = errors.New("cache: invalid resourceVersion")
 var ErrStale = errors.New("cache: object is older than the cached version")
 
 // ErrInvalidObject is wrapped by the errors for nil objects and objects
-// without a name.
+// without a name. binder.ErrInvalidObject is the same sentinel: it answers
+// "is this object unusable as given" across the module.
 var ErrInvalidObject = errors.New("cache: invalid object")
 
 // StaleError reports an object whose resourceVersion is older than the one

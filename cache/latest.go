@@ -1,11 +1,13 @@
 package cache
 
 import (
-	"hash/maphash"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/internal/shard"
 )
 
 // Latest keeps, per key, the object with the highest resourceVersion it was
@@ -26,16 +28,16 @@ import (
 type Latest[T metav1.Object] struct {
 	// description names the kind of object in errors.
 	description string
-	seed        maphash.Seed
+	hash        shard.Hasher
 	n           atomic.Int64
-	// shards[i].m maps namespace to name to object, for the names that hash
+	// shards[i].Value.m maps namespace to name to object, for the names that hash
 	// to shard i. Names are slices of the stored objects' own strings.
-	shards [numShards]shard[string, map[string]T]
+	shards [numShards]shard.Padded[lockedMap[string, map[string]T]]
 }
 
 // NewLatest returns an empty Latest cache. It starts no goroutines.
 func NewLatest[T metav1.Object]() *Latest[T] {
-	return &Latest[T]{description: typeName[T](), seed: maphash.MakeSeed()}
+	return &Latest[T]{description: typeName[T](), hash: shard.NewHasher()}
 }
 
 // typeName names T in errors: "PersistentVolume" for
@@ -61,10 +63,10 @@ func typeName[T any]() string {
 func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 	_, rv, err := objectVersion(c.description, obj)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("cache: store: %w", err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
-	sh := &c.shards[shardIndex(c.seed, name)]
+	sh := &c.shards[c.hash.Index(name, numShards)].Value
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -94,7 +96,7 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 // shared: do not mutate it.
 func (c *Latest[T]) Get(key string) (T, bool) {
 	ns, name := splitKey(key)
-	sh := &c.shards[shardIndex(c.seed, name)]
+	sh := &c.shards[c.hash.Index(name, numShards)].Value
 	sh.mu.RLock()
 	obj, ok := sh.m[ns][name]
 	sh.mu.RUnlock()
@@ -104,7 +106,7 @@ func (c *Latest[T]) Get(key string) (T, bool) {
 // Delete removes key; an unknown key is a no-op.
 func (c *Latest[T]) Delete(key string) {
 	ns, name := splitKey(key)
-	sh := &c.shards[shardIndex(c.seed, name)]
+	sh := &c.shards[c.hash.Index(name, numShards)].Value
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	names := sh.m[ns]
@@ -123,7 +125,7 @@ func (c *Latest[T]) Delete(key string) {
 func (c *Latest[T]) List() []T {
 	out := make([]T, 0, c.Len())
 	for i := range c.shards {
-		sh := &c.shards[i]
+		sh := &c.shards[i].Value
 		sh.mu.RLock()
 		for _, names := range sh.m {
 			for _, obj := range names {

@@ -154,5 +154,5 @@ func ExampleCanRecycle() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// recycle volume pv-csi: source csi ebs.csi.aws.com is not supported, only nfs and hostPath are: recycler: volume cannot be recycled
+	// recycler: recycle volume pv-csi: source csi ebs.csi.aws.com is not supported, only nfs and hostPath are: recycler: volume cannot be recycled
 }

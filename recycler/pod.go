@@ -131,13 +131,13 @@ const (
 // path; path only). Every other source gets an ErrUnsupportedVolume error.
 func volumeSource(pv *v1.PersistentVolume) (v1.VolumeSource, sourceKind, error) {
 	if pv == nil {
-		return v1.VolumeSource{}, 0, fmt.Errorf("recycle nil volume: %w", ErrUnsupportedVolume)
+		return v1.VolumeSource{}, 0, fmt.Errorf("recycler: recycle nil volume: %w", ErrUnsupportedVolume)
 	}
 	if pv.Name == "" {
-		return v1.VolumeSource{}, 0, fmt.Errorf("recycle volume with an empty name: %w", ErrUnsupportedVolume)
+		return v1.VolumeSource{}, 0, fmt.Errorf("recycler: recycle volume with an empty name: %w", ErrUnsupportedVolume)
 	}
 	if errs := validation.IsDNS1123Subdomain(PodName(pv.Name)); len(errs) > 0 {
-		return v1.VolumeSource{}, 0, fmt.Errorf("recycle volume %s: recycler pod name %q is invalid (%s): %w",
+		return v1.VolumeSource{}, 0, fmt.Errorf("recycler: recycle volume %s: recycler pod name %q is invalid (%s): %w",
 			pv.Name, PodName(pv.Name), strings.Join(errs, "; "), ErrUnsupportedVolume)
 	}
 	switch s := pv.Spec.PersistentVolumeSource; {
@@ -146,7 +146,7 @@ func volumeSource(pv *v1.PersistentVolume) (v1.VolumeSource, sourceKind, error) 
 	case s.HostPath != nil:
 		return v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: s.HostPath.Path}}, kindHostPath, nil
 	default:
-		return v1.VolumeSource{}, 0, fmt.Errorf("recycle volume %s: source %s is not supported, only nfs and hostPath are: %w",
+		return v1.VolumeSource{}, 0, fmt.Errorf("recycler: recycle volume %s: source %s is not supported, only nfs and hostPath are: %w",
 			pv.Name, sourceName(&s), ErrUnsupportedVolume)
 	}
 }

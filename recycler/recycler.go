@@ -159,7 +159,7 @@ func (r *Recycler) Recycle(ctx context.Context, pv *v1.PersistentVolume) error {
 		logger:  klog.FromContext(ctx).WithValues("pv", klog.KObj(pv), "pod", klog.KObj(pod)),
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("recycle volume %s: %w", pv.Name, err)
+		return fmt.Errorf("recycler: recycle volume %s: %w", pv.Name, err)
 	}
 
 	// Watch first, so that no change after the create or the adoption's
@@ -167,7 +167,7 @@ func (r *Recycler) Recycle(ctx context.Context, pv *v1.PersistentVolume) error {
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := w.startWatch(watchCtx); err != nil {
-		return fmt.Errorf("watch recycler pod %s for volume %s: %w", w.key, pv.Name, err)
+		return fmt.Errorf("recycler: watch recycler pod %s for volume %s: %w", w.key, pv.Name, err)
 	}
 	defer w.stopWatch()
 
@@ -208,7 +208,7 @@ func (r *Recycler) createOrAdopt(ctx context.Context, w *waiter, pod *v1.Pod, pv
 			if ctx.Err() != nil {
 				r.deleteIfCreated(ctx, w, pv, src)
 			}
-			return nil, fmt.Errorf("create recycler pod %s for volume %s: %w", w.key, pv.Name, err)
+			return nil, fmt.Errorf("recycler: create recycler pod %s for volume %s: %w", w.key, pv.Name, err)
 		}
 
 		current, err := r.pods.GetPod(ctx, w.key.Namespace, w.key.Name)
@@ -217,14 +217,14 @@ func (r *Recycler) createOrAdopt(ctx context.Context, w *waiter, pod *v1.Pod, pv
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("recycler pod %s for volume %s exists but cannot be read: %w", w.key, pv.Name, err)
+			return nil, fmt.Errorf("recycler: recycler pod %s for volume %s exists but cannot be read: %w", w.key, pv.Name, err)
 		}
 		if err := checkOwner(current, pv, src); err != nil {
 			w.logger.Info("Refusing to adopt a pod that does not belong to the volume", "err", err)
 			return nil, err
 		}
 		if current.DeletionTimestamp != nil {
-			return nil, fmt.Errorf("recycler pod %s for volume %s is being deleted; recycle again when it is gone: %w",
+			return nil, fmt.Errorf("recycler: recycler pod %s for volume %s is being deleted; recycle again when it is gone: %w",
 				w.key, pv.Name, ErrPodDeleted)
 		}
 		w.logger.V(2).Info("Adopted recycler pod of an earlier run", "phase", current.Status.Phase, "timeout", w.timeout)
@@ -263,7 +263,7 @@ func (r *Recycler) deletePod(ctx context.Context, w *waiter) error {
 	err := r.pods.DeletePod(dctx, w.key.Namespace, w.key.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		w.logger.Error(err, "Failed to delete recycler pod")
-		return fmt.Errorf("delete recycler pod %s for volume %s: %w", w.key, w.volume, err)
+		return fmt.Errorf("recycler: delete recycler pod %s for volume %s: %w", w.key, w.volume, err)
 	}
 	w.logger.V(4).Info("Deleted recycler pod")
 	return nil

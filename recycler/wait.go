@@ -196,7 +196,7 @@ func (w *waiter) rewatch(ctx context.Context) (bool, error) {
 }
 
 func (w *waiter) cancelled(ctx context.Context) error {
-	return fmt.Errorf("recycle volume %s: wait for recycler pod %s: %w", w.volume, w.key, ctx.Err())
+	return fmt.Errorf("recycler: recycle volume %s: wait for recycler pod %s: %w", w.volume, w.key, ctx.Err())
 }
 
 // handle processes one watch event other than an error.
@@ -226,7 +226,7 @@ func (w *waiter) observe(pod *v1.Pod) (bool, error) {
 	if w.uid != "" && pod.UID != "" && pod.UID != w.uid {
 		w.replaced = true
 		w.logger.Info("Recycler pod was replaced by another pod of the same name", "uid", pod.UID, "want", w.uid)
-		return true, fmt.Errorf("recycler pod %s for volume %s was replaced by another pod (UID %s, want %s): %w",
+		return true, fmt.Errorf("recycler: recycler pod %s for volume %s was replaced by another pod (UID %s, want %s): %w",
 			w.key, w.volume, pod.UID, w.uid, ErrPodDeleted)
 	}
 	w.phase = pod.Status.Phase
@@ -249,5 +249,5 @@ func (w *waiter) observe(pod *v1.Pod) (bool, error) {
 
 func (w *waiter) deleted() error {
 	w.logger.Info("Recycler pod was deleted before it finished")
-	return fmt.Errorf("recycler pod %s for volume %s: %w", w.key, w.volume, ErrPodDeleted)
+	return fmt.Errorf("recycler: recycler pod %s for volume %s: %w", w.key, w.volume, ErrPodDeleted)
 }

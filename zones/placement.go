@@ -62,7 +62,7 @@ func LabelVolume(pv *v1.PersistentVolume, p Placement) (*v1.PersistentVolume, er
 	}
 	wants, err := placementRequirements(p)
 	if err != nil {
-		return nil, fmt.Errorf("label volume %q: %w", pv.Name, err)
+		return nil, fmt.Errorf("zones: label volume %q: %w", pv.Name, err)
 	}
 	if err := checkLabels(pv, wants); err != nil {
 		return nil, err

@@ -13,8 +13,8 @@
 // dropped, duplicated, delayed and reordered events of one object, stalled
 // watches and forced relists (InjectWatchFault, StallWatches,
 // ForceRelist); and events delivered after the write returns
-// (WithAsyncEvents). Each fault draws from its own random stream, derived
-// from the Server's seed (WithSeed) so that a run replays.
+// (Config.AsyncEvents). Each fault draws from its own random stream, derived
+// from the Server's seed (Config.Seed) so that a run replays.
 //
 // Every create, seed, update and status update is validated as
 // kube-apiserver v1.37.2 validates it: an object it would reject fails

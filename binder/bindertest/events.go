@@ -45,7 +45,7 @@ type delivery struct {
 // OnDelete(last state). A deletion that only sets deletionTimestamp (the
 // object has finalizers) is an update.
 //
-// With WithAsyncEvents, handlers run one call at a time on a goroutine of
+// With Config.AsyncEvents, handlers run one call at a time on a goroutine of
 // the Server and a write returns before its events are delivered, as
 // informers see them; WaitForEvents waits for the deliveries. Otherwise
 // handlers run synchronously, one call at a time, on a goroutine that made
@@ -97,7 +97,7 @@ func (s *Server) enqueue(d delivery) {
 }
 
 // deliver runs the queued handler calls unless another goroutine already
-// does (it then runs ours too). With WithAsyncEvents it starts a goroutine
+// does (it then runs ours too). With Config.AsyncEvents it starts a goroutine
 // that runs them instead. Called without s.mu held.
 func (s *Server) deliver() {
 	s.dmu.Lock()
@@ -145,7 +145,7 @@ func (s *Server) drainLocked() {
 // delivered to the event handlers (AddEventHandler) and no delivery runs,
 // or until ctx is done (then it returns ctx's error). Events that watch
 // faults hold back are not waited for (see FlushWatchFaults). Without
-// WithAsyncEvents it returns at once unless another goroutine is
+// Config.AsyncEvents it returns at once unless another goroutine is
 // delivering.
 func (s *Server) WaitForEvents(ctx context.Context) error {
 	for {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -16,7 +17,7 @@ import (
 // updates fail in that order, the third after it has been applied.
 func ExampleServer_ArmFaults() {
 	ctx := context.Background()
-	s := bindertest.New(bindertest.WithSeed(42))
+	s := bindertest.NewWithConfig(bindertest.Config{Seed: ptr.To[int64](42)})
 	_, _ = s.CreateVolume(ctx, &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pv1"},
 		Spec: v1.PersistentVolumeSpec{

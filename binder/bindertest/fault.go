@@ -62,7 +62,7 @@ type Fault struct {
 	// drawn from the fault's own generator; 0 (or ≥ 1) fires on every
 	// match.
 	Fraction float64
-	// Seed seeds the fault's generator. Zero on a Server made WithSeed
+	// Seed seeds the fault's generator. Zero on a Server with Config.Seed
 	// derives the fault's seed from the Server's seed and the number of
 	// faults injected before it, so that every fault of a run has its own
 	// stream and a run replays from the Server's seed alone.

@@ -107,12 +107,12 @@ func TestArmFaults(t *testing.T) {
 
 func isNil(err error) bool { return err == nil }
 
-// TestFaultStreamsFromServerSeed: with WithSeed, faults without a Seed of
+// TestFaultStreamsFromServerSeed: with Config.Seed, faults without a Seed of
 // their own replay from the Server's seed and each has its own stream.
 func TestFaultStreamsFromServerSeed(t *testing.T) {
 	ctx := context.Background()
 	pattern := func(seed int64) (a, b string) {
-		s, _ := newServer(t, bindertest.WithSeed(seed))
+		s, _ := newServerWith(t, bindertest.Config{Seed: &seed})
 		mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
 		mustCreateVolume(t, s, newVolume("pv2", "1Gi"))
 		s.InjectFault(bindertest.Fault{Verb: bindertest.VerbGet, Name: "pv1", Fraction: 0.5})

@@ -17,10 +17,18 @@ import (
 // t0 is the fake clock's start.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newServer(t testing.TB, opts ...bindertest.Option) (*bindertest.Server, *testingclock.FakeClock) {
+func newServer(t testing.TB) (*bindertest.Server, *testingclock.FakeClock) {
+	t.Helper()
+	return newServerWith(t, bindertest.Config{})
+}
+
+// newServerWith is newServer with cfg; its Clock is replaced by the fake
+// clock returned.
+func newServerWith(t testing.TB, cfg bindertest.Config) (*bindertest.Server, *testingclock.FakeClock) {
 	t.Helper()
 	fc := testingclock.NewFakeClock(t0)
-	return bindertest.New(append([]bindertest.Option{bindertest.WithClock(fc)}, opts...)...), fc
+	cfg.Clock = fc
+	return bindertest.NewWithConfig(cfg), fc
 }
 
 func newVolume(name, size string) *v1.PersistentVolume {

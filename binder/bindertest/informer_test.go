@@ -84,7 +84,7 @@ func TestInformerOnListWatch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			s, _ := newServer(t, bindertest.WithHistory(1))
+			s, _ := newServerWith(t, bindertest.Config{History: 1})
 			if err := s.Seed(ctx, newVolume("pv-a", "1Gi"), newVolume("pv-b", "1Gi"), newClaim("ns", "c", "1Gi")); err != nil {
 				t.Fatalf("Seed = %v", err)
 			}

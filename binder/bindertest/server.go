@@ -25,49 +25,6 @@ const optimisticLockMsg = "the object has been modified; please apply your chang
 // so that a watch may resume from a recent resourceVersion.
 const DefaultHistory = 10_000
 
-// Option configures a Server.
-type Option func(*Server)
-
-// WithClock sets the clock that stamps creation, deletion and phase
-// transition times and times injected latency. The default is the real
-// clock. Use k8s.io/utils/clock/testing.FakeClock in tests.
-func WithClock(clk clock.Clock) Option {
-	return func(s *Server) {
-		if clk != nil {
-			s.clk = clk
-		}
-	}
-}
-
-// WithAsyncEvents makes the Server deliver events to handlers
-// (AddEventHandler) on a goroutine of its own, after the write that caused
-// them has returned, as an informer's handlers see them: a client can no
-// longer rely on its handlers having seen its own write. Use
-// WaitForEvents to wait for the deliveries. The goroutine runs only while
-// deliveries are queued.
-func WithAsyncEvents() Option {
-	return func(s *Server) { s.async = true }
-}
-
-// WithSeed makes a run replayable from one number: every fault with a
-// Fraction and no Seed of its own, and every watch fault, draws from its
-// own random stream derived from seed and the number of faults injected
-// before it. It changes nothing else (UIDs and names are numbered in
-// order either way).
-func WithSeed(seed int64) Option {
-	return func(s *Server) { s.seed, s.seeded = seed, true }
-}
-
-// WithHistory sets how many recent events the Server keeps (default
-// DefaultHistory) so that a watch can resume from a recent
-// resourceVersion. A watch from a resourceVersion older than the history
-// fails with a 410 Gone (Expired) error, on which client-go reflectors
-// relist. n < 1 keeps none: only a watch from the current resourceVersion
-// resumes.
-func WithHistory(n int) Option {
-	return func(s *Server) { s.hist = newRing(n) }
-}
-
 // Server is an in-memory API server for StorageClasses, Nodes,
 // PersistentVolumes, PersistentVolumeClaims and Pods with the semantics of
 // kube-apiserver + etcd that a volume binder depends on:
@@ -98,7 +55,7 @@ func WithHistory(n int) Option {
 // (recycler.PodAPI). Objects passed in are never retained or modified;
 // objects returned are deep copies that the caller owns. It counts requests
 // (Stats) and can inject faults (InjectFault). All methods are safe for
-// concurrent use. The zero value is not usable; use New.
+// concurrent use. The zero value is not usable; use New or NewWithConfig.
 type Server struct {
 	clk   clock.Clock
 	stats counters
@@ -111,10 +68,10 @@ type Server struct {
 	armed     []*faultState
 	faultSeq  uint64
 	numFaults atomic.Int64
-	// seed and seeded are set by WithSeed.
+	// seed and seeded come from Config.Seed.
 	seed   int64
 	seeded bool
-	// async is set by WithAsyncEvents.
+	// async is Config.AsyncEvents.
 	async bool
 
 	// mu guards every field below it up to dmu. Writes hold it
@@ -157,18 +114,6 @@ type Server struct {
 	draining bool
 	// idle are closed when the queue is empty and not running.
 	idle []chan struct{}
-}
-
-// New returns an empty Server. It starts no goroutines.
-func New(opts ...Option) *Server {
-	s := &Server{clk: clock.RealClock{}, hist: newRing(DefaultHistory)}
-	for k := range s.objs {
-		s.objs[k] = make(map[string]object)
-	}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
 }
 
 // ResourceVersion returns the current (latest) resourceVersion.

@@ -207,7 +207,7 @@ func (s *Server) removeWatcher(w *watcher) {
 //   - ResourceVersion "" or "0" (and SendInitialEvents unset): Added events
 //     for the current objects, then every change;
 //   - ResourceVersion n: every change after n, from the history kept (see
-//     WithHistory); n older than the history fails with a 410 Expired
+//     Config.History); n older than the history fails with a 410 Expired
 //     error (apierrors.IsResourceExpired), n newer than the current
 //     resourceVersion with a TooLargeResourceVersion Timeout error;
 //   - SendInitialEvents true (with ResourceVersionMatch NotOlderThan, as

@@ -159,10 +159,10 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestAsyncEvents: with WithAsyncEvents a write may return before its
+// TestAsyncEvents: with Config.AsyncEvents a write may return before its
 // event reaches the handlers; WaitForEvents waits for it.
 func TestAsyncEvents(t *testing.T) {
-	s, _ := newServer(t, bindertest.WithAsyncEvents())
+	s, _ := newServerWith(t, bindertest.Config{AsyncEvents: true})
 	block := make(chan struct{})
 	var l eventLog
 	defer s.AddEventHandler(bindertest.KindVolume, toolscache.ResourceEventHandlerFuncs{

@@ -176,7 +176,7 @@ func TestWatchErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := newServer(t, bindertest.WithHistory(2))
+			s, _ := newServerWith(t, bindertest.Config{History: 2})
 			for i := range 5 {
 				mustCreateVolume(t, s, newVolume(fmt.Sprintf("pv-%d", i), "1Gi"))
 			}
@@ -190,7 +190,7 @@ func TestWatchErrors(t *testing.T) {
 		})
 	}
 	// Within the history, a watch resumes.
-	s, _ := newServer(t, bindertest.WithHistory(2))
+	s, _ := newServerWith(t, bindertest.Config{History: 2})
 	for i := range 5 {
 		mustCreateVolume(t, s, newVolume(fmt.Sprintf("pv-%d", i), "1Gi"))
 	}
@@ -264,7 +264,7 @@ func isTooLargeResourceVersion(err error) bool {
 
 func TestWatchWithoutHistory(t *testing.T) {
 	ctx := context.Background()
-	s, _ := newServer(t, bindertest.WithHistory(0))
+	s, _ := newServerWith(t, bindertest.Config{History: -1})
 	mustCreateVolume(t, s, newVolume("pv-0", "1Gi"))
 	mustCreateVolume(t, s, newVolume("pv-1", "1Gi"))
 	if _, err := s.Watch(ctx, bindertest.KindVolume, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) {

@@ -125,7 +125,7 @@ type Case struct {
 	// Server's ListWatch instead of the Server's handlers.
 	Informers bool
 	// Async delivers handler events after the write returns
-	// (bindertest.WithAsyncEvents); handlers only.
+	// (bindertest.Config.AsyncEvents); handlers only.
 	Async bool
 	// Classes are the disturbances of the run.
 	Classes Class

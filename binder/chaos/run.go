@@ -88,11 +88,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	r := &run{ctx: ctx, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed)),
 		fc: testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)), vs: &violations{},
 		retained: map[string]bool{}}
-	opts := []bindertest.Option{bindertest.WithClock(r.fc), bindertest.WithSeed(c.Seed)}
-	if c.Async {
-		opts = append(opts, bindertest.WithAsyncEvents())
-	}
-	r.srv = bindertest.New(opts...)
+	r.srv = bindertest.NewWithConfig(bindertest.Config{Clock: r.fc, Seed: &c.Seed, AsyncEvents: c.Async})
 	r.st = newStorage(r.srv, r.vs)
 	vols, claims := cluster(r.rng, c.Objects, r.claimClass, r.staticClass, r.policy)
 	objs := classes()

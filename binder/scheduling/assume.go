@@ -16,8 +16,8 @@ import (
 // chosen volume is assumed pre-bound to its claim (claimRef and the
 // pv.kubernetes.io/bound-by-controller annotation, as the Binder writes
 // them), each claim to provision is assumed annotated with
-// volume.kubernetes.io/selected-node, and the decision is recorded in the
-// pod binding cache (PodBindings). pv's objects are replaced by the assumed
+// volume.kubernetes.io/selected-node, and the decision is recorded for
+// Decision. pv's objects are replaced by the assumed
 // ones. allBound is true, and nothing is assumed, when every claim of the
 // pod is already bound. On error nothing stays assumed: a volume or claim
 // changed since Find gives an error wrapping cache.ErrStale, and the
@@ -39,7 +39,7 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 		return true, nil
 	}
 
-	bindings := make([]*cache.BindingInfo, 0, len(pv.StaticBindings))
+	bindings := make([]*BindingInfo, 0, len(pv.StaticBindings))
 	for _, bi := range pv.StaticBindings {
 		newPV, dirty, err := volume.GetBindVolumeToClaim(bi.PV, bi.PVC)
 		if err == nil && dirty {
@@ -47,9 +47,9 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 		}
 		if err != nil {
 			b.restoreBindings(bindings)
-			return false, fmt.Errorf("assume volume %s pre-bound to claim %s for pod %s: %w", bi.PV.Name, klog.KObj(bi.PVC), klog.KObj(pod), err)
+			return false, fmt.Errorf("scheduling: assume volume %s pre-bound to claim %s for pod %s: %w", bi.PV.Name, klog.KObj(bi.PVC), klog.KObj(pod), err)
 		}
-		bindings = append(bindings, &cache.BindingInfo{PVC: bi.PVC, PV: newPV})
+		bindings = append(bindings, &BindingInfo{PVC: bi.PVC, PV: newPV})
 	}
 	provisions := make([]*v1.PersistentVolumeClaim, 0, len(pv.DynamicProvisions))
 	for _, claim := range pv.DynamicProvisions {
@@ -58,13 +58,13 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 		if err := b.pvcs.Assume(clone); err != nil {
 			b.restoreBindings(bindings)
 			b.restoreClaims(provisions)
-			return false, fmt.Errorf("assume claim %s selected node %q for pod %s: %w", klog.KObj(claim), nodeName, klog.KObj(pod), err)
+			return false, fmt.Errorf("scheduling: assume claim %s selected node %q for pod %s: %w", klog.KObj(claim), nodeName, klog.KObj(pod), err)
 		}
 		provisions = append(provisions, clone)
 	}
 	pv.StaticBindings, pv.DynamicProvisions = bindings, provisions
-	b.bindings.Update(pod, nodeName, bindings, provisions)
-	b.metrics.cacheRequests.WithLabelValues(opCacheAdd).Inc()
+	b.decisions.record(pod, nodeName, bindings, provisions)
+	b.metrics.cacheRequest(opCacheAdd)
 	logger.V(4).Info("Assumed pod volumes", "pod", klog.KObj(pod), "node", nodeName,
 		"bindings", len(bindings), "provisions", len(provisions))
 	return false, nil
@@ -80,8 +80,8 @@ func (b *VolumeBinder) Revert(pod *v1.Pod, pv *PodVolumes) {
 		b.restoreClaims(pv.DynamicProvisions)
 	}
 	if pod != nil {
-		b.bindings.DeletePod(pod)
-		b.metrics.cacheRequests.WithLabelValues(opCacheDelete).Inc()
+		b.decisions.forget(pod)
+		b.metrics.cacheRequest(opCacheDelete)
 	}
 }
 
@@ -91,17 +91,9 @@ func (b *VolumeBinder) Decision(pod *v1.Pod, node *v1.Node) (*PodVolumes, bool) 
 	if pod == nil || node == nil {
 		return nil, false
 	}
-	b.metrics.cacheRequests.WithLabelValues(opCacheGet).Inc()
-	d, ok := b.bindings.Decision(pod, node.Name)
-	if !ok {
-		return nil, false
-	}
-	return &PodVolumes{Node: node, StaticBindings: d.Bindings, DynamicProvisions: d.Provisionings}, true
+	b.metrics.cacheRequest(opCacheGet)
+	return b.decisions.get(pod, node)
 }
-
-// PodBindings returns the pod binding cache Assume records decisions in.
-// It is shared: read it, do not update it.
-func (b *VolumeBinder) PodBindings() *cache.PodBindings { return b.bindings }
 
 // Volume returns the latest (possibly assumed) version of a volume. It is
 // shared: do not mutate it.
@@ -122,7 +114,7 @@ func (b *VolumeBinder) IsAssumed(namespace, name string) bool {
 	return b.pvcs.IsAssumed(cache.ClaimKey(namespace, name))
 }
 
-func (b *VolumeBinder) restoreBindings(bindings []*cache.BindingInfo) {
+func (b *VolumeBinder) restoreBindings(bindings []*BindingInfo) {
 	for _, bi := range bindings {
 		b.restoreVolume(bi.PV.Name)
 	}

@@ -46,8 +46,8 @@ func (b *VolumeBinder) Bind(ctx context.Context, pod *v1.Pod, pv *PodVolumes) (e
 		b.Revert(pod, pv)
 		return err
 	}
-	b.bindings.DeletePod(pod)
-	b.metrics.cacheRequests.WithLabelValues(opCacheDelete).Inc()
+	b.decisions.forget(pod)
+	b.metrics.cacheRequest(opCacheDelete)
 	logger.V(4).Info("All claims of the pod are bound", "pod", klog.KObj(pod), "node", pv.Node.Name)
 	return nil
 }
@@ -62,8 +62,8 @@ func (b *VolumeBinder) writeDecision(ctx context.Context, pod *v1.Pod, pv *PodVo
 		if err != nil {
 			return &BindError{Pod: podKey, Claim: cache.Key(bi.PVC), Volume: bi.PV.Name, Err: fmt.Errorf("pre-bind volume: %w", err)}
 		}
-		// BindingInfos are shared with PodBindings: replace, never mutate.
-		pv.StaticBindings[i] = &cache.BindingInfo{PVC: bi.PVC, PV: newPV}
+		// BindingInfos are shared with the recorded decision: replace, never mutate.
+		pv.StaticBindings[i] = &BindingInfo{PVC: bi.PVC, PV: newPV}
 		if api, ok := b.pvs.GetAPIObj(newPV.Name); ok && olderThan(api, newPV.ResourceVersion) {
 			// Until the informer delivers the write. Stale means it
 			// already delivered something newer: fine.

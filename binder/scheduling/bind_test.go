@@ -60,7 +60,7 @@ func TestBindSuccess(t *testing.T) {
 	if got := e.srv.Stats().Writes[bindertest.KindVolume][bindertest.VerbUpdate]; got != 1 {
 		t.Errorf("volume updates = %d, want 1", got)
 	}
-	if e.vb.PodBindings().Len() != 0 {
+	if e.decided(p, "node-a") {
 		t.Errorf("decision kept after a successful Bind")
 	}
 	if e.vb.IsAssumed("", "pv1") || e.vb.IsAssumed(ns, "c1") {
@@ -197,7 +197,7 @@ func TestBindFailures(t *testing.T) {
 			if !errors.As(err, &be) || be.Claim != ns+"/"+tc.claim || be.Pod != ns+"/p" {
 				t.Errorf("Bind() error %v does not name pod and claim", err)
 			}
-			if e.vb.IsAssumed("", "pv1") || e.vb.IsAssumed(ns, tc.claim) || e.vb.PodBindings().Len() != 0 {
+			if e.vb.IsAssumed("", "pv1") || e.vb.IsAssumed(ns, tc.claim) || e.decided(p, "node-a") {
 				t.Errorf("assumptions not reverted after a failed Bind")
 			}
 			if got := counterValue(t, reg, "scheduler_volume_scheduling_stage_error_total", "bind"); got != 1 {

@@ -23,7 +23,7 @@ type PodVolumes struct {
 	// Node is the node Find was called for.
 	Node *v1.Node
 	// StaticBindings are the claims to bind to pre-provisioned volumes.
-	StaticBindings []*cache.BindingInfo
+	StaticBindings []*BindingInfo
 	// DynamicProvisions are the claims to provision on Node.
 	DynamicProvisions []*v1.PersistentVolumeClaim
 }
@@ -48,9 +48,10 @@ type VolumeBinder struct {
 	pvs    *cache.Assume[*v1.PersistentVolume]
 	vindex *volumeIndex
 
-	pvcs     *cache.Assume[*v1.PersistentVolumeClaim]
-	matcher  *zones.Matcher
-	bindings *cache.PodBindings
+	pvcs    *cache.Assume[*v1.PersistentVolumeClaim]
+	matcher *zones.Matcher
+	// decisions holds what Assume recorded per pod and node.
+	decisions *decisions
 
 	// changes wakes the Binds waiting for the Binder.
 	changes notifier
@@ -86,8 +87,8 @@ func New(api API, classes storagelisters.StorageClassLister, cfg Config) (*Volum
 		pvcs: cache.NewAssume(cache.AssumeConfig[*v1.PersistentVolumeClaim]{
 			Description: "PersistentVolumeClaim", Logger: cfg.Logger,
 		}),
-		matcher:  zones.NewMatcher(),
-		bindings: cache.NewPodBindings(),
+		matcher:   zones.NewMatcher(),
+		decisions: newDecisions(),
 	}, nil
 }
 

@@ -68,14 +68,14 @@ func (s *StorageCapacity) Lookup(ctx context.Context, class *storagev1.StorageCl
 		return true, nil, nil
 	}
 	if err != nil {
-		return false, nil, fmt.Errorf("storage capacity: CSIDriver %q: %w", class.Provisioner, err)
+		return false, nil, fmt.Errorf("scheduling: storage capacity: CSIDriver %q: %w", class.Provisioner, err)
 	}
 	if driver.Spec.StorageCapacity == nil || !*driver.Spec.StorageCapacity {
 		return true, nil, nil
 	}
 	candidates, err := s.candidates(class.Name, node)
 	if err != nil {
-		return false, nil, fmt.Errorf("storage capacity: CSIStorageCapacities of class %q: %w", class.Name, err)
+		return false, nil, fmt.Errorf("scheduling: storage capacity: CSIStorageCapacities of class %q: %w", class.Name, err)
 	}
 	size := request.Value()
 	logger := klog.FromContext(ctx)

@@ -41,8 +41,8 @@ type Config struct {
 	// Clock times Bind's wait and the metrics. Nil means clock.RealClock{}.
 	Clock clock.WithTicker
 	// Registerer receives the metrics (see the package comment). Nil means
-	// they are kept but not registered anywhere; nothing is ever registered
-	// globally. Registering names that are already registered is an error.
+	// no metrics, as in binder.Config; nothing is ever registered globally.
+	// Registering names that are already registered is an error.
 	Registerer prometheus.Registerer
 	// BindTimeout bounds Bind's wait for the Binder. Zero means
 	// DefaultBindTimeout; negative is an error.
@@ -51,7 +51,7 @@ type Config struct {
 	// node's storage (reason NotEnoughSpace when not). Nil means no check.
 	Capacity CapacityChecker
 	// Logger receives the errors of informer events, which have no caller
-	// to return them to. Default: discard.
+	// to return them to. The zero value means klog.Background().
 	Logger klog.Logger
 }
 
@@ -64,6 +64,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = klog.Background()
 	}
 	return cfg, nil
 }

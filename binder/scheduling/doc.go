@@ -27,7 +27,7 @@
 //     assumed pre-bound to their claims (claimRef plus the
 //     pv.kubernetes.io/bound-by-controller annotation), claims to provision
 //     are assumed annotated with volume.kubernetes.io/selected-node, and the
-//     decision is recorded in a cache.PodBindings. Later Finds see the
+//     decision is recorded for Decision. Later Finds see the
 //     assumed objects, so no volume is given to two pods.
 //   - Bind(ctx, pod, volumes), in parallel for different pods: it writes the
 //     pre-bound volumes and annotated claims, then waits, woken by the
@@ -39,9 +39,10 @@
 //     bound (the scheduler's Unreserve).
 //
 // Metrics are those of kube-scheduler's volume binder, under the subsystem
-// scheduler_volume, registered on Config.Registerer only. Its stage
-// histogram scheduler_volume_scheduling_duration_seconds keeps
-// kube-scheduler's buckets, which start at 1000 s; the same observations go
+// scheduler_volume, registered on Config.Registerer only (nil: no metrics,
+// as in binder). Its stage histogram
+// scheduler_volume_scheduling_duration_seconds keeps kube-scheduler's
+// buckets, which start at 1000 s; the same observations go
 // to volbind_scheduler_volume_stage_duration_seconds, whose buckets run from
 // 1 µs to 16.8 s.
 package scheduling

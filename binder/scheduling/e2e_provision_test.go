@@ -30,21 +30,6 @@ func (diskProvisioner) Replicas(*storagev1.StorageClass) uint32 { return 1 }
 
 var _ binder.ZonalProvisioner = diskProvisioner{}
 
-// serverNodes reads nodes from the in-memory API for the Binder.
-type serverNodes struct{ srv *bindertest.Server }
-
-func (n serverNodes) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	return n.srv.GetNode(ctx, name)
-}
-
-func (n serverNodes) ListNodes(context.Context) ([]*v1.Node, error) {
-	var out []*v1.Node
-	for _, o := range n.srv.List(bindertest.KindNode) {
-		out = append(out, o.(*v1.Node))
-	}
-	return out, nil
-}
-
 // TestEndToEndProvisioning schedules WaitForFirstConsumer claims with no
 // pre-provisioned volume: Assume selects the node, Bind writes it, the
 // Binder provisions a zonal volume in the node's zone and binds it, and
@@ -75,7 +60,7 @@ func TestEndToEndProvisioning(t *testing.T) {
 	}
 	b, err := binder.New(srv, binder.Config{ResyncPeriod: -1, Provisioning: &binder.ProvisioningConfig{
 		Provisioners: map[string]binder.Provisioner{"example.com/disk": diskProvisioner{}},
-		Nodes:        serverNodes{srv},
+		Nodes:        srv,
 	}})
 	if err != nil {
 		t.Fatal(err)

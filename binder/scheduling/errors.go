@@ -53,9 +53,9 @@ type BindError struct {
 // Error names the pod, the claim, the volume and the cause.
 func (e *BindError) Error() string {
 	if e.Volume == "" {
-		return fmt.Sprintf("bind volumes of pod %s: provision claim %s: %v", e.Pod, e.Claim, e.Err)
+		return fmt.Sprintf("scheduling: bind volumes of pod %s: provision claim %s: %v", e.Pod, e.Claim, e.Err)
 	}
-	return fmt.Sprintf("bind volumes of pod %s: bind claim %s to volume %s: %v", e.Pod, e.Claim, e.Volume, e.Err)
+	return fmt.Sprintf("scheduling: bind volumes of pod %s: bind claim %s to volume %s: %v", e.Pod, e.Claim, e.Volume, e.Err)
 }
 
 // Unwrap returns the cause.

@@ -110,15 +110,15 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, error) {
 		key := cache.ClaimKey(pod.Namespace, name)
 		pvc, ok := b.pvcs.Get(key)
 		if !ok {
-			return out, fmt.Errorf("pod %s: claim %s: %w", klog.KObj(pod), key, ErrClaimNotFound)
+			return out, fmt.Errorf("scheduling: pod %s: claim %s: %w", klog.KObj(pod), key, ErrClaimNotFound)
 		}
 		if vol.Ephemeral != nil {
 			if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
-				return out, fmt.Errorf("pod %s: %w", klog.KObj(pod), err)
+				return out, fmt.Errorf("scheduling: pod %s: %w", klog.KObj(pod), err)
 			}
 		}
 		if pvc.DeletionTimestamp != nil {
-			return out, fmt.Errorf("pod %s: claim %s: %w", klog.KObj(pod), key, ErrClaimDeleting)
+			return out, fmt.Errorf("scheduling: pod %s: claim %s: %w", klog.KObj(pod), key, ErrClaimDeleting)
 		}
 		switch {
 		case isFullyBound(pvc):
@@ -172,7 +172,7 @@ func (b *VolumeBinder) checkBound(claims []*v1.PersistentVolumeClaim, node *v1.N
 // findMatching finds, smallest request first, the best available volume on
 // node for each claim, never the same volume twice. It returns the
 // bindings and the claims left without a volume.
-func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1.Node) ([]*cache.BindingInfo, []*v1.PersistentVolumeClaim, error) {
+func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1.Node) ([]*BindingInfo, []*v1.PersistentVolumeClaim, error) {
 	if len(claims) == 0 {
 		return nil, nil, nil
 	}
@@ -185,8 +185,8 @@ func (b *VolumeBinder) findMatching(claims []*v1.PersistentVolumeClaim, node *v1
 	}
 	var (
 		// infos backs the bindings with one allocation.
-		infos     = make([]cache.BindingInfo, len(claims))
-		bindings  = make([]*cache.BindingInfo, 0, len(claims))
+		infos     = make([]BindingInfo, len(claims))
+		bindings  = make([]*BindingInfo, 0, len(claims))
 		unmatched []*v1.PersistentVolumeClaim
 		chosen    map[string]bool
 	)
@@ -221,11 +221,11 @@ func (b *VolumeBinder) checkProvisions(ctx context.Context, claims, unmatched []
 		key := cache.Key(pvc)
 		className := volume.GetPersistentVolumeClaimClass(pvc)
 		if className == "" {
-			return nil, Reason{}, false, fmt.Errorf("claim %s to provision has no storage class: %w", key, ErrClassNotFound)
+			return nil, Reason{}, false, fmt.Errorf("scheduling: claim %s to provision has no storage class: %w", key, ErrClassNotFound)
 		}
 		class, err := b.classes.Get(className)
 		if err != nil {
-			return nil, Reason{}, false, fmt.Errorf("claim %s: storage class %q: %w: %w", key, className, ErrClassNotFound, err)
+			return nil, Reason{}, false, fmt.Errorf("scheduling: claim %s: storage class %q: %w: %w", key, className, ErrClassNotFound, err)
 		}
 		if class.Provisioner == "" || class.Provisioner == volume.NotSupportedProvisioner {
 			kind := CannotProvision
@@ -242,7 +242,7 @@ func (b *VolumeBinder) checkProvisions(ctx context.Context, claims, unmatched []
 		if b.cfg.Capacity != nil {
 			ok, err := b.cfg.Capacity.HasCapacity(ctx, class, pvc, node)
 			if err != nil {
-				return nil, Reason{}, false, fmt.Errorf("claim %s: capacity of storage class %q on node %q: %w", key, className, node.Name, err)
+				return nil, Reason{}, false, fmt.Errorf("scheduling: claim %s: capacity of storage class %q on node %q: %w", key, className, node.Name, err)
 			}
 			if !ok {
 				return nil, Reason{Kind: NotEnoughSpace, Claim: key,

@@ -39,7 +39,7 @@ type env struct {
 func newEnv(t testing.TB, cfg scheduling.Config, objs ...runtime.Object) *env {
 	t.Helper()
 	e := &env{t: t, ctx: t.Context(), fc: testingclock.NewFakeClock(time.Unix(1_000_000, 0))}
-	e.srv = bindertest.New(bindertest.WithClock(e.fc))
+	e.srv = bindertest.NewWithConfig(bindertest.Config{Clock: e.fc})
 	if err := e.srv.Seed(e.ctx, objs...); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
@@ -68,6 +68,12 @@ func classLister(t testing.TB, objs ...runtime.Object) storagelisters.StorageCla
 		}
 	}
 	return storagelisters.NewStorageClassLister(idx)
+}
+
+// decided reports whether a decision is recorded for pod p on node.
+func (e *env) decided(p *v1.Pod, node string) bool {
+	_, ok := e.vb.Decision(p, e.node(node))
+	return ok
 }
 
 func (e *env) node(name string) *v1.Node {

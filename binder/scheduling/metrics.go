@@ -23,7 +23,7 @@ const (
 
 // metrics are kube-scheduler's volume binding metrics.
 type metrics struct {
-	// cacheRequests counts PodBindings operations by "add", "get" and
+	// cacheRequests counts operations on the recorded decisions by "add", "get" and
 	// "delete".
 	cacheRequests *prometheus.CounterVec
 	// stageLatency observes Find ("predicate"), Assume and Bind with
@@ -37,7 +37,12 @@ type metrics struct {
 	stageErrors *prometheus.CounterVec
 }
 
+// newMetrics returns the metrics registered with reg; nil (no metrics, whose
+// methods do nothing) for a nil reg.
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
 	m := &metrics{
 		cacheRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: Subsystem,
@@ -66,9 +71,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:      "Volume scheduling stage error count",
 		}, []string{"operation"}),
 	}
-	if reg == nil {
-		return m, nil
-	}
 	for _, c := range []prometheus.Collector{m.cacheRequests, m.stageLatency, m.stageDuration, m.stageErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("scheduling: register metrics: %w", err)
@@ -78,12 +80,24 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // stage observes one Find, Assume or Bind that began at start and counts
-// its failure.
+// its failure. A nil m does nothing.
 func (m *metrics) stage(op string, start, end time.Time, failed bool) {
+	if m == nil {
+		return
+	}
 	d := end.Sub(start).Seconds()
 	m.stageLatency.WithLabelValues(op).Observe(d)
 	m.stageDuration.WithLabelValues(op).Observe(d)
 	if failed {
 		m.stageErrors.WithLabelValues(op).Inc()
 	}
+}
+
+// cacheRequest counts one operation on the recorded decisions. A nil m does
+// nothing.
+func (m *metrics) cacheRequest(op string) {
+	if m == nil {
+		return
+	}
+	m.cacheRequests.WithLabelValues(op).Inc()
 }

@@ -42,3 +42,35 @@ func BenchmarkSimulate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSimulatePods measures "volbind simulate -pods": StatefulSet
+// pods with one WaitForFirstConsumer claim each, scheduled through
+// binder/scheduling onto nodes with hostname-local volumes (ten pods per
+// node), their claims bound by the Binder. It reports pods scheduled per
+// second of the run's wall time.
+func BenchmarkSimulatePods(b *testing.B) {
+	for _, n := range []int{100, 1_000} {
+		o := simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 10 * time.Minute}
+		o.Scenario.Volumes, o.Scenario.Claims, o.Scenario.Pods, o.Scenario.Nodes = 0, 0, n, n/10
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := klog.NewContext(b.Context(), logr.Discard())
+			var scheduled int
+			var wall float64
+			for b.Loop() {
+				objs, exp := o.Scenario.generate()
+				res, err := runSimulation(ctx, o, objs, io.Discard)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := res.report
+				if !r.Completed || r.Pods == nil || r.Pods.ScheduledByRun != exp.Pods || r.ClaimsBound != exp.Pods || len(r.Violations) > 0 {
+					b.Fatalf("report: completed %v, pods %+v, %d claims bound (want %d), violations %q", r.Completed, r.Pods, r.ClaimsBound, exp.Pods, r.Violations)
+				}
+				scheduled += r.Pods.ScheduledByRun
+				wall += r.WallSeconds
+			}
+			b.ReportMetric(float64(scheduled)/wall, "pods/s")
+		})
+	}
+}

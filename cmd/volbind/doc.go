@@ -12,7 +12,13 @@
 // prints a report: claims bound and pending with the Binder's reasons, wall
 // time, bindings per second, API writes per binding, conflicts, and the
 // p50/p99 time from a claim's creation to Bound, and every object left
-// unbound with its reason. -o json and -o yaml print the report as JSON or
+// unbound with its reason. Pods without a node (in the manifests, or
+// StatefulSet-shaped pods generated with -pods over -nodes nodes with
+// hostname-local volumes) are scheduled onto the nodes through
+// binder/scheduling, as kube-scheduler's VolumeBinding plugin does, so
+// that WaitForFirstConsumer claims bind too; the report counts the pods
+// scheduled and pending, with kube-scheduler's reasons. -o json and -o
+// yaml print the report as JSON or
 // YAML; -dump-objects writes the final objects. Manifests decode strictly
 // and are validated as kube-apiserver validates them. Exit status: 0 when
 // the Binder had nothing left to do and the invariants hold, 1 when an

@@ -50,3 +50,45 @@ func Example_defaultScenario() {
 	// unbindable (taken): 64
 	// unbindable (too-large): 59
 }
+
+// Pods without a node are scheduled through binder/scheduling onto the
+// manifests' nodes, so their WaitForFirstConsumer claims bind; the report
+// says why the others wait, in kube-scheduler's words.
+func Example_simulatePods() {
+	var stdout bytes.Buffer
+	err := run(context.Background(), []string{"simulate", "-f", "../../examples/statefulset.yaml", "-o", "json", "-dump-objects", "-"}, nil, &stdout, io.Discard)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dec := json.NewDecoder(&stdout)
+	var r report
+	if err := dec.Decode(&r); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d of %d pods scheduled, %d of %d claims bound\n", r.Pods.Scheduled, r.Pods.Total, r.ClaimsBound, r.Claims)
+	for _, p := range r.Pods.Unscheduled {
+		fmt.Printf("%s pending: %s\n", p.Name, p.Message)
+	}
+	// The dumped objects: where each pod runs, and its claim's volume.
+	back := &loadedObjects{}
+	if err := loadManifests("dump", io.MultiReader(dec.Buffered(), &stdout), back); err != nil {
+		fmt.Println(err)
+		return
+	}
+	volumeOf := map[string]string{}
+	for _, c := range back.Claims {
+		volumeOf[c.Name] = c.Spec.VolumeName
+	}
+	for _, p := range back.Pods {
+		fmt.Printf("%s on %q, claim %s on volume %q\n", p.Name, p.Spec.NodeName, p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName,
+			volumeOf[p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName])
+	}
+	// Output:
+	// 2 of 3 pods scheduled, 2 of 3 claims bound
+	// default/db-2 pending: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.
+	// db-0 on "node-b", claim data-db-0 on volume "local-b"
+	// db-1 on "node-a", claim data-db-1 on volume "local-a"
+	// db-2 on "", claim data-db-2 on volume ""
+}

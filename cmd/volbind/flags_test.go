@@ -12,6 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+func withPods(s scenario, pods, nodes int) scenario {
+	s.Pods, s.Nodes = pods, nodes
+	return s
+}
+
 func TestParseSimulateFlags(t *testing.T) {
 	t.Parallel()
 	small := defaultScenario()
@@ -36,6 +41,11 @@ func TestParseSimulateFlags(t *testing.T) {
 				ConflictRate: 0.1, FailRate: 0.05, Output: "json", Progress: true, Verbosity: 2},
 		},
 		{
+			name: "pods and provisioning",
+			args: []string{"-pods", "100", "-nodes", "20", "-provision"},
+			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
+		},
+		{
 			name: "double-dash flags, no resync, no progress",
 			args: []string{"--resync=0", "--progress=never", "--o=yaml"},
 			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: -1, Deadline: 2 * time.Minute, Output: "yaml"},
@@ -48,6 +58,9 @@ func TestParseSimulateFlags(t *testing.T) {
 		},
 		{name: "-f with -zones", args: []string{"-f", "a.yaml", "-zones", "0"}, wantErr: "-zones shape a generated cluster and cannot be used with -f"},
 		{name: "-f with -claims and -volumes", args: []string{"-claims", "5", "-f", "a.yaml", "-volumes", "5"}, wantErr: "-claims, -volumes"},
+		{name: "-f with -pods", args: []string{"-f", "a.yaml", "-pods", "10", "-nodes", "2"}, wantErr: "-nodes, -pods shape a generated cluster"},
+		{name: "negative pods", args: []string{"-pods", "-1"}, wantErr: "-pods must not be negative"},
+		{name: "no nodes", args: []string{"-pods", "10", "-nodes", "0"}, wantErr: "-nodes must be at least 1"},
 		{name: "bad output", args: []string{"-o", "xml"}, wantErr: "-o must be"},
 		{name: "bad progress", args: []string{"-progress", "sometimes"}, wantErr: "-progress"},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: "-workers"},

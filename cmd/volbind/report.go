@@ -41,6 +41,10 @@ type report struct {
 	// names the first maxListed.
 	Unbound []objectState `json:"unbound,omitempty"`
 
+	// Pods counts the pods scheduled and pending, with why (report_pods.go);
+	// nil when the cluster has no pods.
+	Pods *podsReport `json:"pods,omitempty"`
+
 	// Events counts the Binder's events by reason.
 	Events map[string]int `json:"events,omitempty"`
 	// PendingReasons are the most frequent last events of the claims left
@@ -261,6 +265,7 @@ func (r *report) writeText(w io.Writer) error {
 		}
 	}
 	r.writeUnbound(&b)
+	r.Pods.writeText(&b)
 	if len(r.Events) > 0 {
 		parts := make([]string, 0, len(r.Events))
 		for _, reason := range slices.Sorted(maps.Keys(r.Events)) {

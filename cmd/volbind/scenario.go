@@ -20,6 +20,8 @@ type scenario struct {
 	Namespaces int     // namespaces the claims are spread over
 	PreBound   float64 // fraction of claims pre-bound to their volume (volume side, or both sides)
 	Unbindable float64 // fraction of claims no volume can satisfy
+	Pods       int     // StatefulSet-shaped pods, one WaitForFirstConsumer claim each (scenario_pods.go)
+	Nodes      int     // nodes with hostname-local volumes for the pods
 	Seed       uint64
 }
 
@@ -33,6 +35,7 @@ func defaultScenario() scenario {
 		Namespaces: 20,
 		PreBound:   0.05,
 		Unbindable: 0.02,
+		Nodes:      10,
 		Seed:       1,
 	}
 }
@@ -49,6 +52,10 @@ func (s scenario) validate() error {
 		return fmt.Errorf("scenario: -namespaces must be at least 1, got %d", s.Namespaces)
 	case !(s.PreBound >= 0 && s.PreBound <= 1) || !(s.Unbindable >= 0 && s.Unbindable <= 1):
 		return fmt.Errorf("scenario: -prebound and -unbindable must be within [0, 1], got %v and %v", s.PreBound, s.Unbindable)
+	case s.Pods < 0:
+		return fmt.Errorf("scenario: -pods must not be negative, got %d", s.Pods)
+	case s.Nodes < 1:
+		return fmt.Errorf("scenario: -nodes must be at least 1, got %d", s.Nodes)
 	}
 	return nil
 }
@@ -74,6 +81,9 @@ type expectation struct {
 	Bindable int
 	// Unbindable counts the other claims by the unbindable* reasons.
 	Unbindable map[string]int
+	// Pods is the number of generated pods; every one can be scheduled
+	// and its claim bound.
+	Pods int
 }
 
 // Realistic mixes: most volumes are small, ReadWriteOnce and of the first
@@ -243,5 +253,7 @@ func (s scenario) generate() (*loadedObjects, expectation) {
 			preBoundVolumes = append(preBoundVolumes, pv)
 		}
 	}
+	s.generatePods(out)
+	exp.Pods = s.Pods
 	return out, exp
 }

@@ -14,6 +14,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/volbind/volbind/binder"
@@ -156,20 +157,34 @@ func syncCount(g prometheus.Gatherer) (float64, error) {
 // claims, it seeds the classes, nodes and volumes first and lets the Binder
 // make the volumes Available, then seeds the claims (and pods): the
 // report's numbers are those of this second part, the writes of the first
-// are reported as setup writes. When ctx is cancelled it stops the Binder
+// are reported as setup writes. Once the Binder has settled, the pods
+// without a node are scheduled (podScheduler), whose WaitForFirstConsumer
+// claims the Binder then binds. When ctx is cancelled it stops the Binder
 // and reports what was done so far. It returns after every goroutine it
 // started has exited.
 func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
 	srv := bindertest.New()
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
-	b, err := binder.New(srv, binder.Config{
+	cfg := binder.Config{
 		Recorder:      events,
 		Registerer:    reg,
 		ClaimWorkers:  o.Workers,
 		VolumeWorkers: o.Workers,
 		ResyncPeriod:  o.ResyncPeriod,
-	})
+	}
+	if o.Provision {
+		nodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+		defer srv.AddEventHandler(bindertest.KindNode, indexerHandler(nodes))()
+		cfg.Provisioning = simProvisioning(objs.Classes, binder.ListerNodes{Lister: corelisters.NewNodeLister(nodes)})
+	}
+	if len(objs.Pods) > 0 {
+		// Claims waiting for their first consumer name its pods.
+		pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{binder.PodClaimIndex: binder.PodClaimKeys})
+		defer srv.AddEventHandler(bindertest.KindPod, indexerHandler(pods))()
+		cfg.Pods = binder.IndexerPods{Indexer: pods}
+	}
+	b, err := binder.New(srv, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
@@ -224,6 +239,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	var progress sync.WaitGroup
 	bindable := bindableClaims(objs)
+	// The scheduler's queue. objs is not used after this point, so that
+	// the loaded objects (copied into srv) can be collected during the run.
+	podQueue := podKeys(objs.Pods)
 	if o.Progress {
 		progress.Go(func() { printProgress(runCtx, stderr, clock, bindable) })
 	}
@@ -236,6 +254,20 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	if waitErr == nil {
 		passes, waitErr = resyncPending(waitCtx, b, clock)
+	}
+	var sched *podScheduler
+	if len(podQueue) > 0 {
+		if sched, err = newPodScheduler(srv, podQueue); err != nil {
+			return nil, err
+		}
+		defer sched.stop()
+		if waitErr == nil {
+			waitErr = sched.run(waitCtx, func(ctx context.Context) error {
+				n, err := settle(ctx, srv, b, clock)
+				passes += n
+				return err
+			})
+		}
 	}
 	wall := time.Since(clock.start)
 	stop()
@@ -258,7 +290,26 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	r.tally(srv.Volumes(), srv.Claims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
+	if len(podQueue) > 0 {
+		r.tallyPods(srv.Pods(), srv.List(bindertest.KindNode), srv.Claims(), srv.Volumes(), sched)
+	}
 	return &simulation{report: r, server: srv}, nil
+}
+
+// indexerHandler keeps idx in step with the events it gets, as an
+// informer keeps its store. The index functions it is used with (none,
+// or binder.PodClaimKeys) never fail, so neither do its updates.
+func indexerHandler(idx toolscache.Indexer) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { _ = idx.Add(obj) },
+		UpdateFunc: func(_, obj any) { _ = idx.Update(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			_ = idx.Delete(obj)
+		},
+	}
 }
 
 // statsSince returns the requests counted in now and not in before.
@@ -300,6 +351,20 @@ func waitStarted(ctx context.Context, g prometheus.Gatherer, runDone <-chan stru
 		n, err := syncCount(g)
 		return n > 0, err
 	})
+}
+
+// settle waits until the Binder has nothing left to do after the
+// scheduler's writes: their events delivered, the queues drained and the
+// claims left pending synced again (resyncPending, whose passes it
+// returns).
+func settle(ctx context.Context, srv *bindertest.Server, b *binder.Binder, claims interface{ pending() []string }) (int, error) {
+	if err := srv.WaitForEvents(ctx); err != nil {
+		return 0, err
+	}
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		return 0, err
+	}
+	return resyncPending(ctx, b, claims)
 }
 
 // maxResyncPasses bounds the passes of resyncPending.

@@ -25,6 +25,7 @@ type simulateOptions struct {
 	Workers      int
 	ResyncPeriod time.Duration
 	Deadline     time.Duration
+	Provision    bool    // provision volumes for claims no volume satisfies (provisioner.go)
 	ConflictRate float64 // fraction of writes that fail with a Conflict
 	FailRate     float64 // fraction of writes that fail with an internal error
 	Output       string  // text, json or yaml: the report
@@ -52,7 +53,9 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: volbind simulate [flags]\n\n"+
 			"Builds a cluster in the embedded in-memory API (generated, or loaded with -f), runs the Binder\n"+
-			"until it has nothing left to do and prints a report.\n\n"+exitCodes+"\nflags:\n")
+			"until it has nothing left to do and prints a report. Pods without a node (from -f, or -pods) are\n"+
+			"scheduled onto the cluster's nodes through binder/scheduling, as kube-scheduler's VolumeBinding\n"+
+			"plugin does, so that their WaitForFirstConsumer claims bind too.\n\n"+exitCodes+"\nflags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.Scenario.Volumes, "volumes", o.Scenario.Volumes, "PersistentVolumes to generate")
@@ -62,9 +65,12 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.IntVar(&o.Scenario.Namespaces, "namespaces", o.Scenario.Namespaces, "namespaces to spread the generated claims over")
 	fs.Float64Var(&o.Scenario.PreBound, "prebound", o.Scenario.PreBound, "fraction of claims whose volume is pre-bound to them")
 	fs.Float64Var(&o.Scenario.Unbindable, "unbindable", o.Scenario.Unbindable, "fraction of claims that no volume can satisfy")
+	fs.IntVar(&o.Scenario.Pods, "pods", o.Scenario.Pods, "StatefulSet-shaped pods to generate (db-0, …), each with one WaitForFirstConsumer claim (data-db-0, …)\nthat the simulated scheduler binds to a hostname-local volume of the -nodes nodes")
+	fs.IntVar(&o.Scenario.Nodes, "nodes", o.Scenario.Nodes, "nodes to generate for -pods (node-000, …, labelled with hostname and zone),\neach with enough hostname-local volumes for its share of the pods and one spare")
 	fs.Uint64Var(&o.Scenario.Seed, "seed", o.Scenario.Seed, "random seed of the generated cluster and of fault injection")
 	fs.Var((*stringList)(&o.Files), "f", "load the cluster from a manifest file instead of generating one (YAML or JSON, multi-document, List kinds;\ndecoded strictly and validated as kube-apiserver does); repeatable; - is stdin")
 	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
+	fs.BoolVar(&o.Provision, "provision", false, "provision a volume for each claim of a class with a provisioner that no volume satisfies\n(a CSI volume in the zone, or on the host, of a WaitForFirstConsumer claim's selected node)")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
 	fs.DurationVar(&o.ResyncPeriod, "resync", 15*time.Second, "periodic resync of every object; 0 disables it")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
@@ -178,11 +184,13 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 
 // exitCodes documents simulate's exit statuses (in -h and README.md).
 const exitCodes = `exit status:
-  0    the Binder had nothing left to do (every claim it can bind is bound) and the invariants hold
-  1    an invariant is broken (a volume bound to two claims, a claim bound to a missing volume),
-       or the input is invalid (a manifest that does not decode, an object kube-apiserver would reject)
+  0    the Binder had nothing left to do (every claim it can bind is bound, every pod that fits is
+       scheduled) and the invariants hold
+  1    an invariant is broken (a volume bound to two claims, a claim bound to a missing volume, a pod
+       scheduled with a claim not Bound to a volume usable from its node), or the input is invalid
+       (a manifest that does not decode, an object kube-apiserver would reject)
   2    bad flags
-  3    -deadline passed while the Binder still had work to do
+  3    -deadline passed while the Binder (or the scheduler of pods) still had work to do
   130  interrupted (Ctrl-C); the report printed says so
 `
 
@@ -202,7 +210,7 @@ func outcome(ctx context.Context, r *report) error {
 }
 
 // generatorFlags are the flags that shape a generated cluster.
-var generatorFlags = []string{"volumes", "claims", "zones", "classes", "namespaces", "prebound", "unbindable"}
+var generatorFlags = []string{"volumes", "claims", "zones", "classes", "namespaces", "prebound", "unbindable", "pods", "nodes"}
 
 // checkGeneratorFlags refuses generator flags together with -f, which
 // would ignore them.

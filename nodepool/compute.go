@@ -59,8 +59,35 @@ func (r *Round) BindingMap() map[types.NamespacedName]string {
 // them; Compute picks the waiting pods and the nodes that take part). It
 // does not modify its arguments and writes nothing. It fails, wrapping
 // ErrInvalidInput, only on a nil object or a duplicate node or pod.
+//
+// A round has five steps: pick the waiting pods and the nodes that take
+// part; work out which pod class fits which node group; keep the recorded
+// bindings that still hold; match the remaining pods and standby pools to
+// the free nodes; boot nodes for what is left.
 func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
-	r := &Round{}
+	waiting, err := s.waitingPods(pods)
+	if err != nil {
+		return nil, err
+	}
+	part, cleaning, err := partNodes(nodes)
+	if err != nil {
+		return nil, err
+	}
+	r := &Round{Stop: cleaning}
+	classes, classOf := s.classify(waiting)
+	keys, byName := s.roundKeys(classes)
+	groups, groupOf := s.groupNodes(part, keys, byName)
+	adj, invalid := s.compatibility(classes, groups)
+	stale := keepBindings(r, part, waiting, classes, classOf, groups, groupOf, adj)
+	m := s.match(classes, groups, adj)
+	needBoot, deficit := s.expand(r, m, classes, groups, stale)
+	s.boot(r, classes, invalid, needBoot, deficit)
+	return r, nil
+}
+
+// waitingPods returns the waiting pods sorted by namespace and name. It
+// fails on a nil pod or a duplicate waiting pod.
+func (s *Scaler) waitingPods(pods []*v1.Pod) ([]*v1.Pod, error) {
 	waiting := make([]*v1.Pod, 0, len(pods))
 	for i, p := range pods {
 		if p == nil {
@@ -76,16 +103,21 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 			return nil, fmt.Errorf("%w: duplicate pod %s", ErrInvalidInput, klog.KObj(waiting[i]))
 		}
 	}
-	classes, classOf := s.classify(waiting)
+	return waiting, nil
+}
 
-	part := make([]*v1.Node, 0, len(nodes))
+// partNodes returns the nodes that take part in matching and the nodes
+// being cleaned (to stop), each sorted by name. It fails on a nil node or a
+// duplicate node that takes part.
+func partNodes(nodes []*v1.Node) (part, cleaning []*v1.Node, err error) {
+	part = make([]*v1.Node, 0, len(nodes))
 	for i, n := range nodes {
 		if n == nil {
-			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidInput, i)
+			return nil, nil, fmt.Errorf("%w: node %d is nil", ErrInvalidInput, i)
 		}
 		switch ph := NodePhase(n); {
 		case ph == PhaseCleaning:
-			r.Stop = append(r.Stop, n)
+			cleaning = append(cleaning, n)
 		case ph.takesPart():
 			part = append(part, n)
 		}
@@ -93,16 +125,19 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 	slices.SortFunc(part, compareNodes)
 	for i := 1; i < len(part); i++ {
 		if part[i-1].Name == part[i].Name {
-			return nil, fmt.Errorf("%w: duplicate node %q", ErrInvalidInput, part[i].Name)
+			return nil, nil, fmt.Errorf("%w: duplicate node %q", ErrInvalidInput, part[i].Name)
 		}
 	}
-	slices.SortFunc(r.Stop, compareNodes)
-	keys, byName := s.roundKeys(classes)
-	groups, groupOf := s.groupNodes(part, keys, byName)
+	slices.SortFunc(cleaning, compareNodes)
+	return part, cleaning, nil
+}
 
-	// Compatibility of every class with every group, as sorted adjacency.
-	invalid := make([]error, len(classes))
-	adj := make([][]int32, len(classes))
+// compatibility returns, for every class, the sorted indexes of the groups
+// its pods fit (adjacency), and for every class whose pods cannot be
+// evaluated, why (such a class fits nothing).
+func (s *Scaler) compatibility(classes []*podClass, groups []*nodeGroup) (adj [][]int32, invalid []error) {
+	invalid = make([]error, len(classes))
+	adj = make([][]int32, len(classes))
 	gidx := newGroupIndex(groups)
 	for _, c := range classes {
 		cands, all := gidx.candidates(c)
@@ -122,12 +157,16 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 			}
 		}
 	}
-	fits := func(c *podClass, g *nodeGroup) bool {
-		_, ok := slices.BinarySearch(adj[c.idx], int32(g.idx))
-		return ok
-	}
+	return adj, invalid
+}
 
-	// Keep the recorded bindings that still hold; clear the others.
+// keepBindings keeps the bindings recorded on the nodes that still hold
+// (the pod waits, its class fits the node's group, and no node earlier by
+// name holds it already) and adds them to r. It sets every class's free
+// pods and every group's free nodes to those without a kept binding, and
+// returns the annotated nodes whose binding did not hold, by name.
+func keepBindings(r *Round, part []*v1.Node, waiting []*v1.Pod, classes []*podClass, classOf []*podClass,
+	groups []*nodeGroup, groupOf []*nodeGroup, adj [][]int32) (stale []*v1.Node) {
 	var annotated []int
 	for i, n := range part {
 		if n.Annotations[BoundPodAnnotation] != "" {
@@ -136,13 +175,12 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 	}
 	boundPod := make(map[*v1.Pod]bool, len(annotated))
 	kept := make(map[*v1.Node]bool, len(annotated))
-	var stale []*v1.Node
 	for _, i := range annotated {
 		n := part[i]
 		if key, ok := BoundPod(n); ok {
 			if wi, found := slices.BinarySearchFunc(waiting, key, comparePodKey); found {
 				p := waiting[wi]
-				if !boundPod[p] && fits(classOf[wi], groupOf[i]) {
+				if _, fits := slices.BinarySearch(adj[classOf[wi].idx], int32(groupOf[i].idx)); fits && !boundPod[p] {
 					boundPod[p] = true
 					kept[n] = true
 					r.Bindings = append(r.Bindings, Binding{Pod: p, Node: n})
@@ -161,16 +199,20 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 	for _, g := range groups {
 		g.free = freeNodes(g, kept)
 	}
+	return stale
+}
 
-	m := s.match(classes, groups, adj)
-
-	// Expand the flow into concrete pods and nodes, in class and group order.
+// expand turns the matching m into concrete bindings, binding writes,
+// standby nodes and stops, in class and group order, and clears the stale
+// bindings whose node got no new pod. It returns, per class, the pods left
+// without a node, and per standby spec, how many nodes it still lacks.
+func (s *Scaler) expand(r *Round, m *matching, classes []*podClass, groups []*nodeGroup, stale []*v1.Node) (needBoot [][]*v1.Pod, deficit []int) {
 	cursor := make([]int, len(groups))
 	staleSet := make(map[*v1.Node]bool, len(stale))
 	for _, n := range stale {
 		staleSet[n] = true
 	}
-	needBoot := make([][]*v1.Pod, len(classes))
+	needBoot = make([][]*v1.Pod, len(classes))
 	for _, c := range classes {
 		i := 0
 		for _, e := range m.classEdges[c.idx] {
@@ -180,15 +222,33 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 				i++
 				cursor[g.idx]++
 				r.Bindings = append(r.Bindings, Binding{Pod: p, Node: n})
-				delete(staleSet, n)
-				if !staleSet[n] || !annotatedWith(n, p) {
+				delete(staleSet, n) // rebound: no clear
+				// A free node carries no binding or a stale one; write
+				// unless that stale binding already names p.
+				if !annotatedWith(n, p) {
 					r.Updates = append(r.Updates, NodeUpdate{Node: n, Pod: podKey(p)})
 				}
 			}
 		}
 		needBoot[c.idx] = c.free[i:]
 	}
-	deficit := make([]int, len(s.cfg.Standby))
+	deficit = s.expandStandby(r, m, groups, cursor)
+	for _, g := range groups {
+		r.Stop = append(r.Stop, g.free[cursor[g.idx]:]...)
+	}
+	for _, n := range stale {
+		if staleSet[n] {
+			r.Updates = append(r.Updates, NodeUpdate{Node: n})
+		}
+	}
+	return needBoot, deficit
+}
+
+// expandStandby adds the free nodes the matching m keeps for the standby
+// pools to r.Standby, from each group's cursor on, and returns how many
+// nodes every spec still lacks.
+func (s *Scaler) expandStandby(r *Round, m *matching, groups []*nodeGroup, cursor []int) (deficit []int) {
+	deficit = make([]int, len(s.cfg.Standby))
 	for j := range s.cfg.Standby {
 		got := 0
 		for _, e := range m.specEdges[j] {
@@ -201,16 +261,7 @@ func (s *Scaler) Compute(nodes []*v1.Node, pods []*v1.Pod) (*Round, error) {
 		}
 		deficit[j] = s.cfg.Standby[j].Count - got
 	}
-	for _, g := range groups {
-		r.Stop = append(r.Stop, g.free[cursor[g.idx]:]...)
-	}
-	for _, n := range stale {
-		if staleSet[n] {
-			r.Updates = append(r.Updates, NodeUpdate{Node: n})
-		}
-	}
-	s.boot(r, classes, invalid, needBoot, deficit)
-	return r, nil
+	return deficit
 }
 
 // allGroups returns 0..n-1.
@@ -293,9 +344,10 @@ func annotatedWith(n *v1.Node, p *v1.Pod) bool {
 }
 
 // boot fills r.Boots and r.Unbound for the pods without a node and the
-// standby deficits, honouring the BootLimiter and the per-round cap.
+// standby deficits, honouring the BootLimiter and the per-round cap: pods
+// first, round-robin over shapes, then standby refills with what the cap
+// leaves.
 func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [][]*v1.Pod, deficit []int) {
-	queues := map[Shape]*bootQueue{}
 	unavailable := map[Shape]bool{}
 	isUnavailable := func(sh Shape) bool {
 		u, ok := unavailable[sh]
@@ -305,6 +357,20 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 		}
 		return u
 	}
+	qs := s.bootQueues(r, classes, invalid, needBoot, isUnavailable)
+	limit := s.cfg.MaxBootsPerRound
+	n := s.bootPods(r, qs, limit)
+	if limit >= 0 {
+		limit -= n
+	}
+	s.bootStandby(r, deficit, limit, isUnavailable)
+}
+
+// bootQueues sorts the pods without a node into one queue per shape, in
+// shape order. Pods that cannot get a node (invalid, no template, shape
+// unavailable) go to r.Unbound with the reason.
+func (s *Scaler) bootQueues(r *Round, classes []*podClass, invalid []error, needBoot [][]*v1.Pod, isUnavailable func(Shape) bool) []*bootQueue {
+	queues := map[Shape]*bootQueue{}
 	for _, c := range classes {
 		pods := needBoot[c.idx]
 		if len(pods) == 0 {
@@ -340,11 +406,17 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 		qs = append(qs, q)
 	}
 	slices.SortFunc(qs, func(a, b *bootQueue) int { return compareShapes(a.shape, b.shape) })
+	return qs
+}
+
+// bootPods boots a node per queued pod, round-robin over the queues, up to
+// limit (negative: no limit); the pods beyond it go to r.Unbound with
+// ErrBootLimit. It returns the number of boots.
+func (s *Scaler) bootPods(r *Round, qs []*bootQueue, limit int) int {
 	lens := make([]int, len(qs))
 	for i, q := range qs {
 		lens[i] = len(q.pods)
 	}
-	limit := s.cfg.MaxBootsPerRound
 	took := make([]int, len(qs))
 	n := roundRobin(lens, limit, func(q, i int) {
 		p := qs[q].pods[i]
@@ -356,9 +428,12 @@ func (s *Scaler) boot(r *Round, classes []*podClass, invalid []error, needBoot [
 			r.Unbound = append(r.Unbound, Unbound{Pod: p, Err: ErrBootLimit})
 		}
 	}
-	if limit >= 0 {
-		limit -= n
-	}
+	return n
+}
+
+// bootStandby boots standby nodes for the specs' deficits, round-robin over
+// the specs whose shape is available, up to limit (negative: no limit).
+func (s *Scaler) bootStandby(r *Round, deficit []int, limit int, isUnavailable func(Shape) bool) {
 	specLens := make([]int, len(deficit))
 	for j, d := range deficit {
 		sp := &s.cfg.Standby[j]

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/volbind/volbind/binder/nodepool"
+	"github.com/volbind/volbind/nodepool"
 	"github.com/volbind/volbind/zones"
 )
 

@@ -462,3 +462,65 @@ func TestIsWaiting(t *testing.T) {
 		t.Errorf("custom IsWaiting ignored: boots %v", r.Boots)
 	}
 }
+
+// TestComputeStaleBindingWrites: a node whose recorded binding no longer
+// holds gets exactly one write per round: the new pod's binding when the
+// round gives it one (no clear beside it), nothing when its annotation
+// already names that pod, and a clear otherwise.
+func TestComputeStaleBindingWrites(t *testing.T) {
+	t.Parallel()
+	noNamespace := func(p *v1.Pod) { p.Namespace = "" }
+	tests := []struct {
+		name     string
+		pods     []*v1.Pod
+		nodes    []*v1.Node
+		bindings []string
+		updates  []string
+	}{{
+		name:     "stale node rebound to another pod",
+		pods:     []*v1.Pod{newPod("p")},
+		nodes:    []*v1.Node{newNode("n", boundTo("default/gone"))},
+		bindings: []string{"p->n"},
+		updates:  []string{"n=default/p"},
+	}, {
+		name:     "stale node not rebound is cleared",
+		nodes:    []*v1.Node{newNode("n", boundTo("default/gone"))},
+		bindings: nil,
+		updates:  []string{"n="},
+	}, {
+		// "/p" does not parse as a binding (no namespace), so the binding is
+		// stale; the round binds the same pod again and the annotation
+		// already says so.
+		name:     "stale node rebound to the pod it names",
+		pods:     []*v1.Pod{newPod("p", noNamespace)},
+		nodes:    []*v1.Node{newNode("n", boundTo("/p"))},
+		bindings: []string{"p->n"},
+		updates:  nil,
+	}, {
+		name:     "second node naming a kept pod is rebound to another",
+		pods:     []*v1.Pod{newPod("p"), newPod("q")},
+		nodes:    []*v1.Node{newNode("n1", boundTo("default/p")), newNode("n2", boundTo("default/p"))},
+		bindings: []string{"p->n1", "q->n2"},
+		updates:  []string{"n2=default/q"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := mustCompute(t, mustNew(t, Config{}), tc.nodes, tc.pods)
+			if diff := cmp.Diff(tc.bindings, bindingStrings(r), cmpEmpty); diff != "" {
+				t.Errorf("bindings (-want +got):\n%s", diff)
+			}
+			var updates []string
+			for _, u := range r.Updates {
+				pod := ""
+				if !u.Clear() {
+					pod = u.Pod.String()
+				}
+				updates = append(updates, u.Node.Name+"="+pod)
+			}
+			if diff := cmp.Diff(tc.updates, updates, cmpEmpty); diff != "" {
+				t.Errorf("updates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -124,10 +124,10 @@ func (d *Dispenser) Request(ctx context.Context, pod *v1.Pod) (Reply, error) {
 	select {
 	case <-d.ready:
 	case <-ctx.Done():
-		return Reply{}, fmt.Errorf("request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
+		return Reply{}, fmt.Errorf("nodepool: request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
 	}
 	if err := ctx.Err(); err != nil {
-		return Reply{}, fmt.Errorf("request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
+		return Reply{}, fmt.Errorf("nodepool: request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
 	}
 	key := podKey(pod)
 	name, ok, booting := d.lookup(key)
@@ -175,7 +175,7 @@ func (d *Dispenser) Request(ctx context.Context, pod *v1.Pod) (Reply, error) {
 	case apierrors.IsNotFound(err):
 		return Reply{Status: StatusRetry}, nil
 	case err != nil:
-		return Reply{Status: StatusRetry}, fmt.Errorf("claim node %s for pod %s: %w", name, klog.KObj(pod), err)
+		return Reply{Status: StatusRetry}, fmt.Errorf("nodepool: claim node %s for pod %s: %w", name, klog.KObj(pod), err)
 	}
 	return reply, nil
 }
@@ -190,7 +190,7 @@ func (d *Dispenser) Return(ctx context.Context, nodeName string, unused bool) er
 		return fmt.Errorf("%w: return of a node with an empty name", ErrInvalidInput)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("return node %s: %w", nodeName, context.Cause(ctx))
+		return fmt.Errorf("nodepool: return node %s: %w", nodeName, context.Cause(ctx))
 	}
 	var pod types.NamespacedName
 	var hadPod bool
@@ -214,7 +214,7 @@ func (d *Dispenser) Return(ctx context.Context, nodeName string, unused bool) er
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("return node %s: %w", nodeName, err)
+		return fmt.Errorf("nodepool: return node %s: %w", nodeName, err)
 	}
 	if hadPod {
 		d.mu.Lock()
