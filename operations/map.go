@@ -28,9 +28,8 @@ const mapShards = 32
 // Config configures a Map. The zero value is valid and gives Kubernetes'
 // behaviour: the real clock and a backoff of 500 ms doubling up to 2 min 2 s.
 type Config struct {
-	// Clock reads the time for backoff (only Now is used). Default:
-	// clock.RealClock{}.
-	Clock clock.Clock
+	// Clock reads the time for backoff. Default: clock.RealClock{}.
+	Clock clock.PassiveClock
 	// InitialDelay is how long a name is refused after its first failure.
 	// Default: DefaultInitialDelay (500 ms).
 	InitialDelay time.Duration
@@ -41,8 +40,8 @@ type Config struct {
 	// Default: false (backoff on).
 	DisableBackoff bool
 	// Logger receives one error line, with the stack, per recovered panic.
-	// Default: klog.Background().
-	Logger *klog.Logger
+	// The zero value means klog.Background().
+	Logger klog.Logger
 }
 
 // Map runs at most one operation per name, each in its own goroutine, and
@@ -107,9 +106,8 @@ func New(cfg Config) *Map {
 	if m.maxDelay < m.initialDelay {
 		m.maxDelay = m.initialDelay
 	}
-	if cfg.Logger != nil {
-		m.logger = *cfg.Logger
-	} else {
+	m.logger = cfg.Logger
+	if m.logger.GetSink() == nil {
 		m.logger = klog.Background()
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())

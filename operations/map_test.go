@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
 var errTest = errors.New("test failure")
 
 // discard drops the panic logs of tests that panic on purpose.
-var discard = &klog.Logger{}
+var discard = logr.Discard()
 
 // waitIdle waits for every operation of m to finish.
 func waitIdle(t *testing.T, m *Map) {
