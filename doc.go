@@ -31,6 +31,11 @@
 //   - [github.com/volbind/volbind/nodepool] binds waiting pods to per-pod
 //     nodes, boots and stops nodes and keeps standby pools; it imports only
 //     zones.
+//   - The packages under internal/ are implementation the others share and
+//     users cannot import: pvindex (the best-fit volume index), shard (one
+//     seeded hash and one padded shard type) and pvsource (the names of the
+//     members of the PersistentVolumeSource union). They import nothing else
+//     of ours.
 //
 // The command github.com/volbind/volbind/cmd/volbind runs the Binder, either
 // on the embedded in-memory API ("volbind simulate") or against a real

@@ -9,6 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/volbind/volbind/internal/pvsource"
 	"github.com/volbind/volbind/zones"
 )
 
@@ -195,38 +196,8 @@ type ReclaimConfig struct {
 // "kubernetes.io/gce-pd", ...), the CSI driver's name for CSI volumes, or
 // "" for a source it does not know.
 func VolumePluginName(pv *v1.PersistentVolume) string {
-	s := &pv.Spec.PersistentVolumeSource
-	switch {
-	case s.CSI != nil:
-		return s.CSI.Driver
-	case s.HostPath != nil:
-		return "kubernetes.io/host-path"
-	case s.NFS != nil:
-		return "kubernetes.io/nfs"
-	case s.Local != nil:
-		return "kubernetes.io/local-volume"
-	case s.GCEPersistentDisk != nil:
-		return "kubernetes.io/gce-pd"
-	case s.AWSElasticBlockStore != nil:
-		return "kubernetes.io/aws-ebs"
-	case s.AzureDisk != nil:
-		return "kubernetes.io/azure-disk"
-	case s.AzureFile != nil:
-		return "kubernetes.io/azure-file"
-	case s.Cinder != nil:
-		return "kubernetes.io/cinder"
-	case s.VsphereVolume != nil:
-		return "kubernetes.io/vsphere-volume"
-	case s.RBD != nil:
-		return "kubernetes.io/rbd"
-	case s.CephFS != nil:
-		return "kubernetes.io/cephfs"
-	case s.ISCSI != nil:
-		return "kubernetes.io/iscsi"
-	case s.FC != nil:
-		return "kubernetes.io/fc"
-	}
-	return ""
+	src, _ := pvsource.Of(&pv.Spec.PersistentVolumeSource)
+	return src.Plugin
 }
 
 // ProvisionedVolumeName returns the name of the volume provisioned for

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/volbind/volbind/internal/pvsource"
 )
 
 // PodAPI is the pod access the recycler needs. Users wire it to their own
@@ -151,40 +153,17 @@ func volumeSource(pv *v1.PersistentVolume) (v1.VolumeSource, sourceKind, error) 
 	}
 }
 
-// sourceName names the first source set in s, for error messages.
+// sourceName names the first source set in s, for error messages: its
+// field name, with the driver of a CSI or FlexVolume source.
 func sourceName(s *v1.PersistentVolumeSource) string {
+	src, ok := pvsource.Of(s)
 	switch {
-	case s.CSI != nil:
-		return "csi " + s.CSI.Driver
-	case s.Local != nil:
-		return "local"
-	case s.ISCSI != nil:
-		return "iscsi"
-	case s.FC != nil:
-		return "fc"
-	case s.RBD != nil:
-		return "rbd"
-	case s.CephFS != nil:
-		return "cephfs"
-	case s.Glusterfs != nil:
-		return "glusterfs"
-	case s.AWSElasticBlockStore != nil:
-		return "awsElasticBlockStore"
-	case s.GCEPersistentDisk != nil:
-		return "gcePersistentDisk"
-	case s.AzureDisk != nil:
-		return "azureDisk"
-	case s.AzureFile != nil:
-		return "azureFile"
-	case s.Cinder != nil:
-		return "cinder"
-	case s.VsphereVolume != nil:
-		return "vsphereVolume"
-	case s.FlexVolume != nil:
-		return "flexVolume " + s.FlexVolume.Driver
-	default:
-		return "(none or other)"
+	case !ok:
+		return "(none)"
+	case src.Driver != "":
+		return src.Field + " " + src.Driver
 	}
+	return src.Field
 }
 
 // CanRecycle returns nil when Recycle can mount pv's storage in a recycler
