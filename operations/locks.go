@@ -1,6 +1,10 @@
 package operations
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/volbind/volbind/internal/shard"
+)
 
 // locksShards is the number of independently locked registries of a Locks.
 const locksShards = 64
@@ -22,7 +26,8 @@ const shrinkAbove = 256
 // served first come, first served (by the Go runtime's channel queue), so
 // none starves.
 type Locks struct {
-	shards [locksShards]locksShard
+	hasher shard.Hasher
+	shards [locksShards]shard.Padded[locksShard]
 }
 
 // locksShard is one independently locked registry of held keys.
@@ -34,9 +39,6 @@ type locksShard struct {
 	keys map[string]*keyWaiters
 	// peak is the largest len(keys) since keys was made.
 	peak int
-	// Pad to two cache lines so that neighbouring shards' mutexes do not
-	// share one.
-	_ [128 - 24]byte
 }
 
 // keyWaiters queues the goroutines waiting for one held key.
@@ -50,7 +52,7 @@ type keyWaiters struct {
 }
 
 func (l *Locks) shard(key string) *locksShard {
-	return &l.shards[spread(key)%locksShards]
+	return &l.shards[l.hasher.Index(key, locksShards)].Value
 }
 
 // Lock locks key, blocking until no other goroutine holds it. Keys are
@@ -127,7 +129,7 @@ func (l *Locks) Unlock(key string) {
 func (l *Locks) len() int {
 	n := 0
 	for i := range l.shards {
-		s := &l.shards[i]
+		s := &l.shards[i].Value
 		s.mu.Lock()
 		n += len(s.keys)
 		s.mu.Unlock()

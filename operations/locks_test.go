@@ -147,7 +147,7 @@ func TestLocksRegistryShrinks(t *testing.T) {
 		t.Errorf("%d keys in the registry after every Unlock, want 0", got)
 	}
 	for i := range l.shards {
-		if s := &l.shards[i]; s.keys != nil {
+		if s := &l.shards[i].Value; s.keys != nil {
 			t.Errorf("shard %d keeps its map (peak %d) after emptying, want it dropped", i, s.peak)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/volbind/volbind/internal/shard"
 )
 
 // Kubernetes' goroutinemap defaults (pkg/util/goroutinemap/exponentialbackoff).
@@ -68,7 +70,8 @@ type Map struct {
 	// nil while nobody waits.
 	idle chan struct{}
 
-	shards [mapShards]mapShard
+	hasher shard.Hasher
+	shards [mapShards]shard.Padded[mapShard]
 }
 
 // mapShard is one independently locked part of a Map.
@@ -81,9 +84,6 @@ type mapShard struct {
 	pending map[string]struct{}
 	// failed holds the backoff state of names whose last operation failed.
 	failed map[string]*backoff
-	// Pad to two cache lines so that neighbouring shards' mutexes do not
-	// share one.
-	_ [128 - 24]byte
 }
 
 // New returns an empty Map configured by cfg. It starts no goroutine.
@@ -110,16 +110,17 @@ func New(cfg Config) *Map {
 	if m.logger.GetSink() == nil {
 		m.logger = klog.Background()
 	}
+	m.hasher = shard.NewHasher()
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for i := range m.shards {
-		m.shards[i].pending = make(map[string]struct{})
-		m.shards[i].failed = make(map[string]*backoff)
+		m.shards[i].Value.pending = make(map[string]struct{})
+		m.shards[i].Value.failed = make(map[string]*backoff)
 	}
 	return m
 }
 
 func (m *Map) shard(name string) *mapShard {
-	return &m.shards[spread(name)%mapShards]
+	return &m.shards[m.hasher.Index(name, mapShards)].Value
 }
 
 // Run starts op in a new goroutine under name and returns nil, or refuses
@@ -215,7 +216,7 @@ func (m *Map) finish(s *mapShard, name string, errp *error) {
 // held.
 func (m *Map) idleLocked() bool {
 	for i := range m.shards {
-		s := &m.shards[i]
+		s := &m.shards[i].Value
 		s.mu.Lock()
 		n := len(s.pending)
 		s.mu.Unlock()

@@ -15,8 +15,9 @@ type Padded[T any] struct {
 	_     [Pad]byte
 }
 
-// Hasher hashes strings with a seed of its own. The zero value is not
-// usable; use NewHasher. It is safe for concurrent use.
+// Hasher hashes strings with a seed of its own. The zero value hashes with
+// a seed chosen once per process, so that structures whose zero value is
+// usable (operations.Locks) can embed one. It is safe for concurrent use.
 type Hasher struct {
 	seed maphash.Seed
 }
@@ -25,7 +26,16 @@ type Hasher struct {
 func NewHasher() Hasher { return Hasher{seed: maphash.MakeSeed()} }
 
 // Sum returns the 64-bit hash of s.
-func (h Hasher) Sum(s string) uint64 { return maphash.String(h.seed, s) }
+func (h Hasher) Sum(s string) uint64 {
+	if h.seed == (maphash.Seed{}) {
+		return maphash.String(processSeed, s)
+	}
+	return maphash.String(h.seed, s)
+}
+
+// processSeed is the zero Hasher's seed. It is set once, when the program
+// starts, and never written again.
+var processSeed = maphash.MakeSeed()
 
 // Index returns the shard of s among n shards; n must be a power of two.
 func (h Hasher) Index(s string, n int) int { return int(h.Sum(s) & uint64(n-1)) }
