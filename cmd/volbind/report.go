@@ -76,6 +76,15 @@ type report struct {
 	Completed bool `json:"completed"`
 	// Interrupted is set when the run was interrupted (Ctrl-C).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// PeakHeapMiB is the largest heap (live objects and garbage not yet
+	// collected) sampled during the run, report included; PeakLiveHeapMiB
+	// the largest heap a garbage collection found live. Process RSS is
+	// about the peak heap plus the runtime's own memory.
+	PeakHeapMiB     float64 `json:"peakHeapMiB"`
+	PeakLiveHeapMiB float64 `json:"peakLiveHeapMiB"`
+	// LiveHeapPerClaim is PeakLiveHeapMiB in bytes per claim.
+	LiveHeapPerClaim float64 `json:"liveHeapBytesPerClaim,omitempty"`
+
 	// Violations lists broken invariants; the exit status is 1 when any.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -224,6 +233,15 @@ func (r *report) timing(wall time.Duration, latencies []time.Duration, st binder
 	}
 }
 
+// memory fills the heap peaks of r, in bytes, measured over the run.
+func (r *report) memory(heap, live uint64) {
+	const mib = 1 << 20
+	r.PeakHeapMiB, r.PeakLiveHeapMiB = float64(heap)/mib, float64(live)/mib
+	if r.Claims > 0 {
+		r.LiveHeapPerClaim = float64(live) / float64(r.Claims)
+	}
+}
+
 // percentile returns the nearest-rank percentile p (in (0, 1]) of sorted,
 // which must not be empty.
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -289,6 +307,11 @@ func (r *report) writeText(w io.Writer) error {
 		fmt.Fprintf(&b, "injected faults:   %d\n", r.InjectedFaults)
 	}
 	fmt.Fprintf(&b, "created → Bound:   p50 %.1f ms, p99 %.1f ms\n", r.BindP50Millis, r.BindP99Millis)
+	fmt.Fprintf(&b, "peak heap:         %.1f MiB (live after GC %.1f MiB", r.PeakHeapMiB, r.PeakLiveHeapMiB)
+	if r.LiveHeapPerClaim > 0 {
+		fmt.Fprintf(&b, ", %.0f bytes per claim", r.LiveHeapPerClaim)
+	}
+	fmt.Fprintf(&b, ")\n")
 	if r.ResyncPasses > 0 {
 		fmt.Fprintf(&b, "resync passes:     %d bound claims left Pending (their volumes were not Available when first synced)\n", r.ResyncPasses)
 	}

@@ -160,6 +160,14 @@ func syncCount(g prometheus.Gatherer) (float64, error) {
 // and reports what was done so far. It returns after every goroutine it
 // started has exited.
 func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
+	heap := newHeapPeak()
+	heapCtx, stopHeap := context.WithCancel(ctx)
+	var sampling sync.WaitGroup
+	sampling.Go(func() { heap.Run(heapCtx, heapSamplePeriod) })
+	defer func() {
+		stopHeap()
+		sampling.Wait()
+	}()
 	srv := bindertest.New()
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
@@ -238,6 +246,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		passes, waitErr = resyncPending(waitCtx, b, clock)
 	}
 	wall := time.Since(clock.start)
+	if o.MemProfile != "" {
+		if err := writeHeapProfile(o.MemProfile); err != nil {
+			return nil, err
+		}
+	}
 	stop()
 	progress.Wait()
 	if o.Progress {
@@ -258,8 +271,14 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	r.tally(srv.Volumes(), srv.Claims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
+	stopHeap()
+	sampling.Wait()
+	r.memory(heap.peaks())
 	return &simulation{report: r, server: srv}, nil
 }
+
+// heapSamplePeriod is how often a simulation samples the heap for its peak.
+const heapSamplePeriod = 20 * time.Millisecond
 
 // statsSince returns the requests counted in now and not in before.
 func statsSince(before, now bindertest.Stats) bindertest.Stats {

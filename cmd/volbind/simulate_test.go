@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,11 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 		t.Errorf("p50 %v ms, p99 %v ms, wall %v s: want 0 < p50 <= p99 <= wall", r.BindP50Millis, r.BindP99Millis, r.WallSeconds)
 	}
 
+	if !(r.PeakHeapMiB > 0 && r.PeakLiveHeapMiB > 0) || r.LiveHeapPerClaim != r.PeakLiveHeapMiB*(1<<20)/float64(r.Claims) {
+		t.Errorf("peak heap %v MiB, live %v MiB, %v bytes per claim: want both peaks > 0 and live/claims per claim",
+			r.PeakHeapMiB, r.PeakLiveHeapMiB, r.LiveHeapPerClaim)
+	}
+
 	wantReasons := map[string]int{
 		"FailedBinding: no persistent volumes available for this claim and no storage class is set":                                  exp.Unbindable[unbindableNoClass],
 		`FailedBinding: volume "…" already bound to a different claim.`:                                                              exp.Unbindable[unbindableTaken],
@@ -172,6 +179,7 @@ func TestSimulateCancelled(t *testing.T) {
 }
 
 func TestSimulateCommand(t *testing.T) {
+	profilePath := filepath.Join(t.TempDir(), "heap.out")
 	tests := []struct {
 		name      string
 		args      []string
@@ -226,6 +234,28 @@ func TestSimulateCommand(t *testing.T) {
 				wantContains(t, "text report", stdout, "claims:", "API writes:", "created → Bound:", "invariants:        ok")
 				if !strings.Contains(stderr, "\rbound 20/20 claims in") {
 					t.Errorf("stderr = %q, want the final progress line", stderr)
+				}
+			},
+		},
+		{
+			name: "heap profile",
+			args: []string{"-volumes", "20", "-claims", "20", "-o", "text", "-memprofile", profilePath},
+			check: func(t *testing.T, stdout, _ string) {
+				wantContains(t, "text report", stdout, "peak heap:         ", "bytes per claim)")
+				// A pprof profile is a gzipped protocol buffer whose string
+				// table names the heap profile's sample types.
+				f, err := os.Open(profilePath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				zr, err := gzip.NewReader(f)
+				if err != nil {
+					t.Fatalf("-memprofile wrote no pprof profile: %v", err)
+				}
+				data, err := io.ReadAll(zr)
+				if err != nil || !bytes.Contains(data, []byte("inuse_space")) {
+					t.Errorf("-memprofile wrote no heap profile (%v): %d bytes without inuse_space", err, len(data))
 				}
 			},
 		},
