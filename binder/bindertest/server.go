@@ -143,6 +143,9 @@ type Server struct {
 	watch *watchFaults
 	// hist keeps recent events for watches resuming from a resourceVersion.
 	hist *ring
+	// intern shares equal maps between stored versions (intern.go); nil
+	// until the first write.
+	intern *interner
 	// expire marks the kinds whose next watch from a resourceVersion fails
 	// with 410 Gone (ForceRelist).
 	expire [numKinds]bool
@@ -318,6 +321,7 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
 	s.rv++
 	obj.SetResourceVersion(formatRV(s.rv))
+	s.internLocked(obj)
 	s.objs[kind][key] = obj
 	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
 }
@@ -433,6 +437,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
+		s.internLocked(next)
 		s.objs[kind][key] = next
 		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})

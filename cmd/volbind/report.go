@@ -129,9 +129,13 @@ func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[
 	return reasonNoEvent, "the Binder emitted no event about this claim"
 }
 
+// claimKey returns a claim's namespace/name.
+func claimKey(pvc *v1.PersistentVolumeClaim) string { return pvc.Namespace + "/" + pvc.Name }
+
 // tally fills the object counts, the list of unbound objects, the pending
 // reasons and the invariant checks of r from the final objects; classes
-// are the names of the StorageClasses.
+// are the names of the StorageClasses. It only reads the objects, which
+// may be shared with the in-memory API.
 func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, classes []string, events *eventLog) {
 	classSet := make(map[string]bool, len(classes))
 	for _, c := range classes {
@@ -161,9 +165,9 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 		}
 	}
 	reasons := map[[2]string]int{}
-	boundTo := map[string]string{} // volume name → first claim bound to it
+	// boundTo maps a volume name to the first claim Bound to it.
+	boundTo := make(map[string]*v1.PersistentVolumeClaim, len(volumes))
 	for _, pvc := range claims {
-		key := pvc.Namespace + "/" + pvc.Name
 		switch pvc.Status.Phase {
 		case v1.ClaimBound:
 			r.ClaimsBound++
@@ -171,14 +175,14 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			pv, ok := byName[name]
 			switch {
 			case !ok:
-				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %q, which does not exist", key, name))
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %q, which does not exist", claimKey(pvc), name))
 			case !volume.IsVolumeBoundToClaim(pv, pvc) || pv.Spec.ClaimRef.UID != pvc.UID:
-				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %s, whose claimRef points elsewhere", key, name))
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %s, whose claimRef points elsewhere", claimKey(pvc), name))
 			}
 			if other, dup := boundTo[name]; dup {
-				r.Violations = append(r.Violations, fmt.Sprintf("volume %s is bound to two claims: %s and %s", name, other, key))
+				r.Violations = append(r.Violations, fmt.Sprintf("volume %s is bound to two claims: %s and %s", name, claimKey(other), claimKey(pvc)))
 			} else {
-				boundTo[name] = key
+				boundTo[name] = pvc
 			}
 		case v1.ClaimLost:
 			r.ClaimsLost++
@@ -187,7 +191,7 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			r.ClaimsPending++
 			reason, message := pendingReason(pvc, events, byName, classSet)
 			reasons[[2]string{reason, quoted.ReplaceAllString(message, `"…"`)}]++
-			r.Unbound = append(r.Unbound, objectState{Kind: "PersistentVolumeClaim", Name: key, Phase: string(pvc.Status.Phase), Reason: reason, Message: message})
+			r.Unbound = append(r.Unbound, objectState{Kind: "PersistentVolumeClaim", Name: claimKey(pvc), Phase: string(pvc.Status.Phase), Reason: reason, Message: message})
 		}
 	}
 	for k, n := range reasons {

@@ -269,7 +269,7 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	for _, o := range srv.List(bindertest.KindStorageClass) {
 		classes = append(classes, o.(*storagev1.StorageClass).Name)
 	}
-	r.tally(srv.Volumes(), srv.Claims(), classes, events)
+	r.tally(srv.SharedVolumes(), srv.SharedClaims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
 	stopHeap()
 	sampling.Wait()

