@@ -52,9 +52,13 @@ func reasonCounts(r *report) map[string]int {
 func TestSimulateReportMatchesAPI(t *testing.T) {
 	o := smallOptions()
 	objs, exp := o.Scenario.generate()
+	numClaims, numVolumes := len(objs.Claims), len(objs.Volumes)
 	res, err := runSimulation(quiet(t), o, objs, io.Discard)
 	if err != nil {
 		t.Fatalf("runSimulation: %v", err)
+	}
+	if len(objs.Claims)+len(objs.Volumes) != 0 {
+		t.Errorf("runSimulation left %d claims and %d volumes in its input; want it to release them once stored", len(objs.Claims), len(objs.Volumes))
 	}
 	r, srv := res.report, res.server
 	if !r.Completed || len(r.Violations) > 0 {
@@ -76,8 +80,8 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 	if bound != exp.Bindable || pending != unbindable || exp.Unbindable[unbindableTaken] == 0 {
 		t.Fatalf("API has %d claims bound, %d pending; scenario expects %d bindable, %v unbindable", bound, pending, exp.Bindable, exp.Unbindable)
 	}
-	if r.Claims != len(objs.Claims) || r.ClaimsBound != bound || r.ClaimsPending != pending || r.Bindings != bound ||
-		r.VolumesBound != bound || r.VolumesAvailable != len(objs.Volumes)-bound {
+	if r.Claims != numClaims || r.ClaimsBound != bound || r.ClaimsPending != pending || r.Bindings != bound ||
+		r.VolumesBound != bound || r.VolumesAvailable != numVolumes-bound {
 		t.Errorf("report counts = %+v; API has %d bound, %d pending", r, bound, pending)
 	}
 
