@@ -1,6 +1,7 @@
 package bindertest
 
 import (
+	"encoding/binary"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,7 +12,8 @@ import (
 // resources, the binder's annotations two or three) and costlier to key.
 const maxInternedEntries = 8
 
-// interner shares equal maps and access-mode lists between stored
+// interner shares equal maps, access-mode lists and volume node
+// affinities between stored
 // versions: a cluster of N volumes and claims holds a handful of distinct
 // capacities, annotation sets and access modes, but each object decoded
 // from a request carries its own copy (a one-entry ResourceList costs
@@ -27,6 +29,7 @@ type interner struct {
 	resources map[string]v1.ResourceList
 	strings   map[string]map[string]string
 	modes     map[string][]v1.PersistentVolumeAccessMode
+	affinity  map[string]*v1.VolumeNodeAffinity
 	// key is the buffer keys are built in.
 	key []byte
 }
@@ -45,6 +48,7 @@ func newInterner() *interner {
 		resources: map[string]v1.ResourceList{},
 		strings:   map[string]map[string]string{},
 		modes:     map[string][]v1.PersistentVolumeAccessMode{},
+		affinity:  map[string]*v1.VolumeNodeAffinity{},
 	}
 }
 
@@ -56,6 +60,7 @@ func (in *interner) object(o object) {
 		in.meta(o)
 		t.Spec.Capacity = in.resourceList(t.Spec.Capacity)
 		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
+		t.Spec.NodeAffinity = in.nodeAffinity(t.Spec.NodeAffinity)
 	case *v1.PersistentVolumeClaim:
 		in.meta(o)
 		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
@@ -88,10 +93,8 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	in.key = in.key[:0]
 	for _, name := range keys {
 		q := l[name] // String caches its result in q: a copy
-		in.key = append(in.key, name...)
-		in.key = append(in.key, 0)
-		in.key = append(in.key, q.String()...)
-		in.key = append(in.key, 0)
+		in.key = appendString(in.key, string(name))
+		in.key = appendString(in.key, q.String())
 	}
 	if shared, ok := in.resources[string(in.key)]; ok {
 		return shared
@@ -113,10 +116,8 @@ func (in *interner) stringMap(m map[string]string) map[string]string {
 	slices.Sort(keys)
 	in.key = in.key[:0]
 	for _, k := range keys {
-		in.key = append(in.key, k...)
-		in.key = append(in.key, 0)
-		in.key = append(in.key, m[k]...)
-		in.key = append(in.key, 0)
+		in.key = appendString(in.key, k)
+		in.key = appendString(in.key, m[k])
 	}
 	if shared, ok := in.strings[string(in.key)]; ok {
 		return shared
@@ -133,8 +134,7 @@ func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.Pers
 	}
 	in.key = in.key[:0]
 	for _, m := range modes {
-		in.key = append(in.key, m...)
-		in.key = append(in.key, 0)
+		in.key = appendString(in.key, string(m))
 	}
 	if shared, ok := in.modes[string(in.key)]; ok {
 		return shared
@@ -142,4 +142,40 @@ func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.Pers
 	modes = slices.Clip(modes)
 	in.modes[string(in.key)] = modes
 	return modes
+}
+
+// nodeAffinity returns the shared node affinity equal to a: volumes of a
+// zone carry the same one.
+func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinity {
+	if a == nil || a.Required == nil || len(a.Required.NodeSelectorTerms) > maxInternedEntries {
+		return a
+	}
+	// Every list is written with its length first: the key parses back
+	// into exactly one affinity.
+	in.key = binary.AppendUvarint(in.key[:0], uint64(len(a.Required.NodeSelectorTerms)))
+	for _, term := range a.Required.NodeSelectorTerms {
+		for _, list := range [][]v1.NodeSelectorRequirement{term.MatchExpressions, term.MatchFields} {
+			in.key = binary.AppendUvarint(in.key, uint64(len(list)))
+			for _, r := range list {
+				in.key = appendString(in.key, r.Key)
+				in.key = appendString(in.key, string(r.Operator))
+				in.key = binary.AppendUvarint(in.key, uint64(len(r.Values)))
+				for _, v := range r.Values {
+					in.key = appendString(in.key, v)
+				}
+			}
+		}
+	}
+	if shared, ok := in.affinity[string(in.key)]; ok {
+		return shared
+	}
+	in.affinity[string(in.key)] = a
+	return a
+}
+
+// appendString appends s to a key with its length first, so that no two
+// sequences of strings make the same key whatever bytes they hold.
+func appendString(key []byte, s string) []byte {
+	key = binary.AppendUvarint(key, uint64(len(s)))
+	return append(key, s...)
 }

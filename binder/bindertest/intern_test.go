@@ -25,6 +25,7 @@ func TestStoredVersionsShareEqualMaps(t *testing.T) {
 		pv.Annotations = map[string]string{"example.com/tier": "fast"}
 	}
 	c.Annotations["example.com/tier"] = "slow"
+	a.Spec.NodeAffinity, b.Spec.NodeAffinity, c.Spec.NodeAffinity = zoneAffinity("zone-a"), zoneAffinity("zone-a"), zoneAffinity("zone-b")
 	if err := s.Seed(ctx, a, b, c, newClaim("ns", "c1", "1Gi"), newClaim("ns", "c2", "1Gi")); err != nil {
 		t.Fatalf("Seed = %v", err)
 	}
@@ -32,6 +33,13 @@ func TestStoredVersionsShareEqualMaps(t *testing.T) {
 	if !samePointer(vols[0].Spec.Capacity, vols[1].Spec.Capacity) || !samePointer(vols[0].Annotations, vols[1].Annotations) ||
 		!samePointer(vols[0].Spec.AccessModes, vols[2].Spec.AccessModes) {
 		t.Errorf("pv-a and pv-b do not share their equal capacity, annotations and access modes")
+	}
+	if vols[0].Spec.NodeAffinity != vols[1].Spec.NodeAffinity || vols[0].Spec.NodeAffinity == vols[2].Spec.NodeAffinity {
+		t.Errorf("node affinities: pv-a and pv-b (zone-a) share %v, pv-a and pv-c (zone-b) share %v; want true, false",
+			vols[0].Spec.NodeAffinity == vols[1].Spec.NodeAffinity, vols[0].Spec.NodeAffinity == vols[2].Spec.NodeAffinity)
+	}
+	if got := vols[2].Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values; len(got) != 1 || got[0] != "zone-b" {
+		t.Errorf("pv-c's zone = %q, want zone-b", got)
 	}
 	if samePointer(vols[0].Spec.Capacity, vols[2].Spec.Capacity) || samePointer(vols[0].Annotations, vols[2].Annotations) {
 		t.Errorf("pv-a and pv-c share a capacity (1Gi, 2Gi) or annotations (fast, slow) that differ")
@@ -72,4 +80,10 @@ func TestStoredVersionsShareEqualMaps(t *testing.T) {
 	if got := s.SharedVolumes()[1]; got.Annotations["example.com/tier"] != "fast" || len(got.Spec.Capacity) != 1 {
 		t.Errorf("pv-b's tier = %q, capacity %v after clients changed their copies, want fast and 1Gi", got.Annotations["example.com/tier"], got.Spec.Capacity)
 	}
+}
+
+func zoneAffinity(zone string) *v1.VolumeNodeAffinity {
+	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+		MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{zone}}},
+	}}}}
 }
