@@ -34,13 +34,23 @@ type interner struct {
 	key []byte
 }
 
-// internLocked shares obj's maps with equal ones already stored; obj is
-// a version about to be stored that no one else holds yet.
-func (s *Server) internLocked(obj object) {
+// internParts says which parts of a version the interner looks at: the
+// parts a write took from the version before are shared with it already.
+type internParts uint8
+
+const (
+	internMetaSpec internParts = 1 << iota // metadata and spec
+	internStatus                           // status
+	internAll      = internMetaSpec | internStatus
+)
+
+// internLocked shares the maps of obj's parts with equal ones already
+// stored; obj is a version about to be stored that no one else holds yet.
+func (s *Server) internLocked(obj object, parts internParts) {
 	if s.intern == nil {
 		s.intern = newInterner()
 	}
-	s.intern.object(obj)
+	s.intern.object(obj, parts)
 }
 
 func newInterner() *interner {
@@ -52,25 +62,31 @@ func newInterner() *interner {
 	}
 }
 
-// object replaces the maps and access modes of a version about to be
-// stored (which no one else holds yet) by shared equal ones.
-func (in *interner) object(o object) {
+// object replaces the maps and access modes of parts of a version about
+// to be stored (which no one else holds yet) by shared equal ones.
+func (in *interner) object(o object, parts internParts) {
+	meta, status := parts&internMetaSpec != 0, parts&internStatus != 0
+	if meta {
+		in.meta(o)
+	}
 	switch t := o.(type) {
 	case *v1.PersistentVolume:
-		in.meta(o)
-		t.Spec.Capacity = in.resourceList(t.Spec.Capacity)
-		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
-		t.Spec.NodeAffinity = in.nodeAffinity(t.Spec.NodeAffinity)
+		if meta {
+			t.Spec.Capacity = in.resourceList(t.Spec.Capacity)
+			t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
+			t.Spec.NodeAffinity = in.nodeAffinity(t.Spec.NodeAffinity)
+		}
 	case *v1.PersistentVolumeClaim:
-		in.meta(o)
-		t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
-		t.Spec.Resources.Requests = in.resourceList(t.Spec.Resources.Requests)
-		t.Spec.Resources.Limits = in.resourceList(t.Spec.Resources.Limits)
-		t.Status.AccessModes = in.accessModes(t.Status.AccessModes)
-		t.Status.Capacity = in.resourceList(t.Status.Capacity)
-		t.Status.AllocatedResources = in.resourceList(t.Status.AllocatedResources)
-	case *v1.Pod, *v1.Node:
-		in.meta(o)
+		if meta {
+			t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
+			t.Spec.Resources.Requests = in.resourceList(t.Spec.Resources.Requests)
+			t.Spec.Resources.Limits = in.resourceList(t.Spec.Resources.Limits)
+		}
+		if status {
+			t.Status.AccessModes = in.accessModes(t.Status.AccessModes)
+			t.Status.Capacity = in.resourceList(t.Status.Capacity)
+			t.Status.AllocatedResources = in.resourceList(t.Status.AllocatedResources)
+		}
 	}
 }
 
@@ -98,6 +114,13 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	}
 	if shared, ok := in.resources[string(in.key)]; ok {
 		return shared
+	}
+	// The first of its content: it becomes the shared one. Caching each
+	// quantity's string (its wire form) spares the copies clients make of
+	// it a formatting (and an allocation) on every later key.
+	for name, q := range l {
+		_ = q.String()
+		l[name] = q
 	}
 	in.resources[string(in.key)] = l
 	return l

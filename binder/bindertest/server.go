@@ -321,7 +321,7 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
 	s.rv++
 	obj.SetResourceVersion(formatRV(s.rv))
-	s.internLocked(obj)
+	s.internLocked(obj, internAll)
 	s.objs[kind][key] = obj
 	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
 }
@@ -437,7 +437,11 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
-		s.internLocked(next)
+		parts := internMetaSpec
+		if status {
+			parts = internStatus
+		}
+		s.internLocked(next, parts)
 		s.objs[kind][key] = next
 		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
