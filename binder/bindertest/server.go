@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/volbind/volbind/internal/dedup"
 )
 
 // optimisticLockMsg is kube-apiserver's message for a stale resourceVersion.
@@ -143,9 +145,8 @@ type Server struct {
 	watch *watchFaults
 	// hist keeps recent events for watches resuming from a resourceVersion.
 	hist *ring
-	// intern shares equal maps between stored versions (intern.go); nil
-	// until the first write.
-	intern *interner
+	// intern shares equal maps between stored versions (intern.go).
+	intern dedup.Table
 	// expire marks the kinds whose next watch from a resourceVersion fails
 	// with 410 Gone (ForceRelist).
 	expire [numKinds]bool
