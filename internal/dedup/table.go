@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"encoding/binary"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -75,37 +76,64 @@ func newInterner() interner {
 	}
 }
 
-// object replaces the maps and access modes of parts of a version about
-// to be stored (which no one else holds yet) by shared equal ones.
+// object replaces the maps and access modes of parts of o by shared equal
+// ones. A field that holds its shared value already is not written: o may
+// be shared (an informer may hand a cached object to its transform again).
 func (in *interner) object(o runtime.Object, parts Parts) {
 	meta, status := parts&MetaSpec != 0, parts&Status != 0
 	if m, ok := o.(metav1.Object); ok && meta {
-		in.meta(m)
+		if l := in.stringMap(m.GetLabels()); !sameMap(l, m.GetLabels()) {
+			m.SetLabels(l)
+		}
+		if a := in.stringMap(m.GetAnnotations()); !sameMap(a, m.GetAnnotations()) {
+			m.SetAnnotations(a)
+		}
 	}
 	switch t := o.(type) {
 	case *v1.PersistentVolume:
 		if meta {
-			t.Spec.Capacity = in.resourceList(t.Spec.Capacity)
-			t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
-			t.Spec.NodeAffinity = in.nodeAffinity(t.Spec.NodeAffinity)
+			setResources(&t.Spec.Capacity, in.resourceList)
+			setModes(&t.Spec.AccessModes, in.accessModes)
+			if a := in.nodeAffinity(t.Spec.NodeAffinity); a != t.Spec.NodeAffinity {
+				t.Spec.NodeAffinity = a
+			}
 		}
 	case *v1.PersistentVolumeClaim:
 		if meta {
-			t.Spec.AccessModes = in.accessModes(t.Spec.AccessModes)
-			t.Spec.Resources.Requests = in.resourceList(t.Spec.Resources.Requests)
-			t.Spec.Resources.Limits = in.resourceList(t.Spec.Resources.Limits)
+			setModes(&t.Spec.AccessModes, in.accessModes)
+			setResources(&t.Spec.Resources.Requests, in.resourceList)
+			setResources(&t.Spec.Resources.Limits, in.resourceList)
 		}
 		if status {
-			t.Status.AccessModes = in.accessModes(t.Status.AccessModes)
-			t.Status.Capacity = in.resourceList(t.Status.Capacity)
-			t.Status.AllocatedResources = in.resourceList(t.Status.AllocatedResources)
+			setModes(&t.Status.AccessModes, in.accessModes)
+			setResources(&t.Status.Capacity, in.resourceList)
+			setResources(&t.Status.AllocatedResources, in.resourceList)
 		}
 	}
 }
 
-func (in *interner) meta(o metav1.Object) {
-	o.SetLabels(in.stringMap(o.GetLabels()))
-	o.SetAnnotations(in.stringMap(o.GetAnnotations()))
+// setResources sets *field to share(*field) unless that is *field already.
+func setResources(field *v1.ResourceList, share func(v1.ResourceList) v1.ResourceList) {
+	if v := share(*field); !sameMap(v, *field) {
+		*field = v
+	}
+}
+
+// setModes sets *field to share(*field) unless that is *field already.
+func setModes(field *[]v1.PersistentVolumeAccessMode, share func([]v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode) {
+	if v := share(*field); !sameSlice(v, *field) {
+		*field = v
+	}
+}
+
+// sameMap reports whether a and b are the same map.
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	return len(a) == len(b) && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameSlice reports whether a and b are the same slice (storage and length).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // resourceList returns the shared ResourceList equal to l.

@@ -101,3 +101,23 @@ func TestShareConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestShareAgainWritesNothing checks that Share of an object whose parts
+// are shared already does not write them (an informer may hand a cached
+// object, which others read, to its transform again); run with -race.
+func TestShareAgainWritesNothing(t *testing.T) {
+	var tab Table
+	pv := volume("1Gi", map[string]string{"zone": "a"}, "a")
+	tab.Share(pv, All)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 100 {
+			_ = len(pv.Labels) + len(pv.Spec.Capacity) + len(pv.Spec.AccessModes)
+			_ = pv.Spec.NodeAffinity.Required
+		}
+	})
+	for range 100 {
+		tab.Share(pv, All)
+	}
+	wg.Wait()
+}
