@@ -119,6 +119,10 @@ func (s *Server) deliver() {
 	s.dmu.Unlock()
 }
 
+// maxSpareDeliveries bounds the drained queue the Server keeps for reuse:
+// a burst (a seed of a million objects) must not pin its queue for good.
+const maxSpareDeliveries = 4096
+
 // drainLocked runs the queue until it is empty, then wakes the
 // WaitForEvents callers. Called with dmu held and draining set; dmu is
 // released while handlers run.
@@ -132,7 +136,10 @@ func (s *Server) drainLocked() {
 			batch[i] = delivery{}
 		}
 		s.dmu.Lock()
-		s.spare = batch[:0]
+		s.spare = nil
+		if cap(batch) <= maxSpareDeliveries {
+			s.spare = batch[:0]
+		}
 	}
 	s.draining = false
 	for _, w := range s.idle {

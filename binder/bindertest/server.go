@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/volbind/volbind/internal/dedup"
 )
 
 // optimisticLockMsg is kube-apiserver's message for a stale resourceVersion.
@@ -100,6 +102,8 @@ type Server struct {
 	watch *watchFaults
 	// hist keeps recent events for watches resuming from a resourceVersion.
 	hist *ring
+	// intern shares equal maps between stored versions (intern.go).
+	intern dedup.Table
 	// expire marks the kinds whose next watch from a resourceVersion fails
 	// with 410 Gone (ForceRelist).
 	expire [numKinds]bool
@@ -263,6 +267,7 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
 	s.rv++
 	obj.SetResourceVersion(formatRV(s.rv))
+	s.internLocked(obj, internAll)
 	s.objs[kind][key] = obj
 	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
 }
@@ -378,6 +383,11 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
+		parts := internMetaSpec
+		if status {
+			parts = internStatus
+		}
+		s.internLocked(next, parts)
 		s.objs[kind][key] = next
 		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})

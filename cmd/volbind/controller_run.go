@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/volbind/volbind/binder"
+	"github.com/volbind/volbind/internal/dedup"
 	"github.com/volbind/volbind/recycler"
 )
 
@@ -192,7 +193,7 @@ func (c *controller) lead(ctx context.Context) error {
 		return nil
 	}
 	c.setState(stateSyncing)
-	factory := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithTransform(binder.TrimManagedFields))
+	factory := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithTransform(cacheTransform(&dedup.Table{})))
 	// Released Recycle volumes are scrubbed by a recycler pod, as
 	// kube-controller-manager does; Delete volumes of external provisioners
 	// are left to them, other Delete volumes become Failed (no deleter

@@ -98,6 +98,14 @@ func (l *loadedObjects) infrastructure() []runtime.Object {
 	return out
 }
 
+// takeInfrastructure returns the classes, nodes and volumes and drops l's
+// references to them.
+func (l *loadedObjects) takeInfrastructure() []runtime.Object {
+	out := l.infrastructure()
+	l.Classes, l.Nodes, l.Volumes = nil, nil, nil
+	return out
+}
+
 // workload returns the claims and pods.
 func (l *loadedObjects) workload() []runtime.Object {
 	var out []runtime.Object

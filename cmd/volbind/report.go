@@ -80,6 +80,15 @@ type report struct {
 	Completed bool `json:"completed"`
 	// Interrupted is set when the run was interrupted (Ctrl-C).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// PeakHeapMiB is the largest heap (live objects and garbage not yet
+	// collected) sampled during the run, report included; PeakLiveHeapMiB
+	// the largest heap a garbage collection found live. Process RSS is
+	// about the peak heap plus the runtime's own memory.
+	PeakHeapMiB     float64 `json:"peakHeapMiB"`
+	PeakLiveHeapMiB float64 `json:"peakLiveHeapMiB"`
+	// LiveHeapPerClaim is PeakLiveHeapMiB in bytes per claim.
+	LiveHeapPerClaim float64 `json:"liveHeapBytesPerClaim,omitempty"`
+
 	// Violations lists broken invariants; the exit status is 1 when any.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -124,9 +133,13 @@ func pendingReason(pvc *v1.PersistentVolumeClaim, events *eventLog, volumes map[
 	return reasonNoEvent, "the Binder emitted no event about this claim"
 }
 
+// claimKey returns a claim's namespace/name.
+func claimKey(pvc *v1.PersistentVolumeClaim) string { return pvc.Namespace + "/" + pvc.Name }
+
 // tally fills the object counts, the list of unbound objects, the pending
 // reasons and the invariant checks of r from the final objects; classes
-// are the names of the StorageClasses.
+// are the names of the StorageClasses. It only reads the objects, which
+// may be shared with the in-memory API.
 func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, classes []string, events *eventLog) {
 	classSet := make(map[string]bool, len(classes))
 	for _, c := range classes {
@@ -156,9 +169,9 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 		}
 	}
 	reasons := map[[2]string]int{}
-	boundTo := map[string]string{} // volume name → first claim bound to it
+	// boundTo maps a volume name to the first claim Bound to it.
+	boundTo := make(map[string]*v1.PersistentVolumeClaim, len(volumes))
 	for _, pvc := range claims {
-		key := pvc.Namespace + "/" + pvc.Name
 		switch pvc.Status.Phase {
 		case v1.ClaimBound:
 			r.ClaimsBound++
@@ -166,14 +179,14 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			pv, ok := byName[name]
 			switch {
 			case !ok:
-				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %q, which does not exist", key, name))
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %q, which does not exist", claimKey(pvc), name))
 			case !volume.IsVolumeBoundToClaim(pv, pvc) || pv.Spec.ClaimRef.UID != pvc.UID:
-				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %s, whose claimRef points elsewhere", key, name))
+				r.Violations = append(r.Violations, fmt.Sprintf("claim %s is Bound to volume %s, whose claimRef points elsewhere", claimKey(pvc), name))
 			}
 			if other, dup := boundTo[name]; dup {
-				r.Violations = append(r.Violations, fmt.Sprintf("volume %s is bound to two claims: %s and %s", name, other, key))
+				r.Violations = append(r.Violations, fmt.Sprintf("volume %s is bound to two claims: %s and %s", name, claimKey(other), claimKey(pvc)))
 			} else {
-				boundTo[name] = key
+				boundTo[name] = pvc
 			}
 		case v1.ClaimLost:
 			r.ClaimsLost++
@@ -182,7 +195,7 @@ func (r *report) tally(volumes []*v1.PersistentVolume, claims []*v1.PersistentVo
 			r.ClaimsPending++
 			reason, message := pendingReason(pvc, events, byName, classSet)
 			reasons[[2]string{reason, quoted.ReplaceAllString(message, `"…"`)}]++
-			r.Unbound = append(r.Unbound, objectState{Kind: "PersistentVolumeClaim", Name: key, Phase: string(pvc.Status.Phase), Reason: reason, Message: message})
+			r.Unbound = append(r.Unbound, objectState{Kind: "PersistentVolumeClaim", Name: claimKey(pvc), Phase: string(pvc.Status.Phase), Reason: reason, Message: message})
 		}
 	}
 	for k, n := range reasons {
@@ -225,6 +238,15 @@ func (r *report) timing(wall time.Duration, latencies []time.Duration, st binder
 		slices.Sort(sorted)
 		r.BindP50Millis = millis(percentile(sorted, 0.50))
 		r.BindP99Millis = millis(percentile(sorted, 0.99))
+	}
+}
+
+// memory fills the heap peaks of r, in bytes, measured over the run.
+func (r *report) memory(heap, live uint64) {
+	const mib = 1 << 20
+	r.PeakHeapMiB, r.PeakLiveHeapMiB = float64(heap)/mib, float64(live)/mib
+	if r.Claims > 0 {
+		r.LiveHeapPerClaim = float64(live) / float64(r.Claims)
 	}
 }
 
@@ -294,6 +316,11 @@ func (r *report) writeText(w io.Writer) error {
 		fmt.Fprintf(&b, "injected faults:   %d\n", r.InjectedFaults)
 	}
 	fmt.Fprintf(&b, "created → Bound:   p50 %.1f ms, p99 %.1f ms\n", r.BindP50Millis, r.BindP99Millis)
+	fmt.Fprintf(&b, "peak heap:         %.1f MiB (live after GC %.1f MiB", r.PeakHeapMiB, r.PeakLiveHeapMiB)
+	if r.LiveHeapPerClaim > 0 {
+		fmt.Fprintf(&b, ", %.0f bytes per claim", r.LiveHeapPerClaim)
+	}
+	fmt.Fprintf(&b, ")\n")
 	if r.ResyncPasses > 0 {
 		fmt.Fprintf(&b, "resync passes:     %d bound claims left Pending (their volumes were not Available when first synced)\n", r.ResyncPasses)
 	}

@@ -147,6 +147,52 @@ func storage(bytes int64) v1.ResourceList {
 	return v1.ResourceList{v1.ResourceStorage: *resource.NewQuantity(bytes, resource.BinarySI)}
 }
 
+// generatedParts hands out the maps and selectors that many generated
+// objects have in common, one shared value per distinct content, so that a
+// generated cluster of a million volumes does not hold a million equal
+// maps. Generated objects are only read (the in-memory API stores copies).
+type generatedParts struct {
+	sizes    map[int64]v1.ResourceList
+	labels   map[string]map[string]string
+	affinity map[string]*v1.VolumeNodeAffinity
+}
+
+func newGeneratedParts() *generatedParts {
+	return &generatedParts{sizes: map[int64]v1.ResourceList{}, labels: map[string]map[string]string{}, affinity: map[string]*v1.VolumeNodeAffinity{}}
+}
+
+// storage returns the shared ResourceList of bytes of storage.
+func (p *generatedParts) storage(bytes int64) v1.ResourceList {
+	l, ok := p.sizes[bytes]
+	if !ok {
+		l = storage(bytes)
+		p.sizes[bytes] = l
+	}
+	return l
+}
+
+// zoneLabels returns the shared topology labels of zone.
+func (p *generatedParts) zoneLabels(zone string) map[string]string {
+	l, ok := p.labels[zone]
+	if !ok {
+		l = map[string]string{v1.LabelTopologyZone: zone, v1.LabelTopologyRegion: "region-1"}
+		p.labels[zone] = l
+	}
+	return l
+}
+
+// zoneAffinity returns the shared node affinity that requires zone.
+func (p *generatedParts) zoneAffinity(zone string) *v1.VolumeNodeAffinity {
+	a, ok := p.affinity[zone]
+	if !ok {
+		a = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{zone}}},
+		}}}}
+		p.affinity[zone] = a
+	}
+	return a
+}
+
 // generate builds the scenario's objects, the same for the same scenario.
 // Every bindable claim is derived from a distinct volume (same class, same
 // access modes, a request no larger than it), so a complete binding exists
@@ -157,6 +203,7 @@ func storage(bytes int64) v1.ResourceList {
 func (s scenario) generate() (*loadedObjects, expectation) {
 	r := rand.New(rand.NewPCG(s.Seed, s.Seed^0x9e3779b97f4a7c15))
 	out := &loadedObjects{}
+	parts := newGeneratedParts()
 	exp := expectation{Unbindable: map[string]int{}}
 	immediate := storagev1.VolumeBindingImmediate
 	for i := range s.Classes {
@@ -181,19 +228,17 @@ func (s scenario) generate() (*loadedObjects, expectation) {
 		out.Volumes = append(out.Volumes, &v1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:   fmt.Sprintf("pv-%05d", i),
-				Labels: map[string]string{v1.LabelTopologyZone: zone, v1.LabelTopologyRegion: "region-1"},
+				Labels: parts.zoneLabels(zone),
 			},
 			Spec: v1.PersistentVolumeSpec{
-				Capacity:                      storage(sizesGi[pickWeighted(r, sizeWeights)] << 30),
+				Capacity:                      parts.storage(sizesGi[pickWeighted(r, sizeWeights)] << 30),
 				AccessModes:                   accessModes(r),
 				StorageClassName:              pickClass(r, s.Classes),
 				PersistentVolumeReclaimPolicy: policy,
 				PersistentVolumeSource: v1.PersistentVolumeSource{
 					CSI: &v1.CSIPersistentVolumeSource{Driver: "disk.csi.example.com", VolumeHandle: fmt.Sprintf("vol-%05d", i)},
 				},
-				NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-					MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{zone}}},
-				}}}},
+				NodeAffinity: parts.zoneAffinity(zone),
 			},
 			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 		})
@@ -220,12 +265,12 @@ func (s scenario) generate() (*loadedObjects, expectation) {
 			exp.Unbindable[why]++
 			class := pickClass(r, s.Classes)
 			claim.Spec.StorageClassName = &class
-			claim.Spec.Resources.Requests = storage(1 << 30)
+			claim.Spec.Resources.Requests = parts.storage(1 << 30)
 			switch why {
 			case unbindableNoClass:
 				claim.Spec.StorageClassName = new(string)
 			case unbindableTooLarge:
-				claim.Spec.Resources.Requests = storage(4 << 40) // the largest volume has 1 TiB
+				claim.Spec.Resources.Requests = parts.storage(4 << 40) // the largest volume has 1 TiB
 			case unbindableTaken:
 				pv := preBoundVolumes[r.IntN(len(preBoundVolumes))]
 				class = pv.Spec.StorageClassName
@@ -242,7 +287,7 @@ func (s scenario) generate() (*loadedObjects, expectation) {
 		}
 		claim.Spec.StorageClassName = &class
 		claim.Spec.AccessModes = slices.Clone(pv.Spec.AccessModes)
-		claim.Spec.Resources.Requests = storage(request)
+		claim.Spec.Resources.Requests = parts.storage(request)
 		if r.Float64() < s.PreBound {
 			// An administrator reserved the volume for the claim; half of
 			// the users also named the volume in the claim.

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -22,21 +23,57 @@ import (
 )
 
 // bindClock records, for every claim, how long after the start it was
-// first seen Bound, and the last phase it was seen in.
+// first seen Bound, and the last phase it was seen in. It keeps a few bytes
+// per claim (a map entry keyed by the claim's own namespace and name
+// strings) so that a run of a million claims does not hold their objects.
 type bindClock struct {
+	// start is set before the clock's handler is registered and not
+	// changed after.
 	start time.Time
 	// mu guards the fields below.
-	mu    sync.Mutex
-	seen  map[string]bool // claims seen Bound (or Bound before the run)
-	phase map[string]v1.PersistentVolumeClaimPhase
-	times []time.Duration
+	mu     sync.Mutex
+	claims map[claimName]claimSeen
+	times  []time.Duration
+}
+
+// claimName is a claim's namespace and name, strings shared with the
+// claim object.
+type claimName struct{ namespace, name string }
+
+func (n claimName) String() string { return n.namespace + "/" + n.name }
+
+// claimSeen is what a bindClock knows of one claim.
+type claimSeen struct {
+	phase seenPhase
+	bound bool // seen Bound (or Bound before the run)
+}
+
+// seenPhase is the last phase a claim was seen in, as far as the report
+// tells them apart.
+type seenPhase uint8
+
+const (
+	seenWaiting seenPhase = iota // Pending or unset: counted as pending
+	seenBound
+	seenLost
+	seenDeleted
+)
+
+func phaseSeen(p v1.PersistentVolumeClaimPhase) seenPhase {
+	switch p {
+	case v1.ClaimBound:
+		return seenBound
+	case v1.ClaimLost:
+		return seenLost
+	}
+	return seenWaiting
 }
 
 func newBindClock(start time.Time, claims []*v1.PersistentVolumeClaim) *bindClock {
-	c := &bindClock{start: start, seen: map[string]bool{}, phase: map[string]v1.PersistentVolumeClaimPhase{}}
+	c := &bindClock{start: start, claims: map[claimName]claimSeen{}}
 	for _, pvc := range claims {
 		if pvc.Status.Phase == v1.ClaimBound {
-			c.seen[pvc.Namespace+"/"+pvc.Name] = true
+			c.claims[claimName{pvc.Namespace, pvc.Name}] = claimSeen{phase: seenDeleted, bound: true}
 		}
 	}
 	return c
@@ -47,16 +84,18 @@ func (c *bindClock) observe(obj any) {
 	if !ok {
 		return
 	}
-	key := pvc.Namespace + "/" + pvc.Name
+	key := claimName{pvc.Namespace, pvc.Name}
 	d := time.Since(c.start)
+	phase := phaseSeen(pvc.Status.Phase)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.phase[key] = pvc.Status.Phase
-	if pvc.Status.Phase != v1.ClaimBound || c.seen[key] {
-		return
+	seen := c.claims[key]
+	seen.phase = phase
+	if phase == seenBound && !seen.bound {
+		seen.bound = true
+		c.times = append(c.times, d)
 	}
-	c.seen[key] = true
-	c.times = append(c.times, d)
+	c.claims[key] = seen
 }
 
 func (c *bindClock) forget(obj any) {
@@ -64,9 +103,13 @@ func (c *bindClock) forget(obj any) {
 		obj = d.Obj
 	}
 	if pvc, ok := obj.(*v1.PersistentVolumeClaim); ok {
+		key := claimName{pvc.Namespace, pvc.Name}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		delete(c.phase, pvc.Namespace+"/"+pvc.Name)
+		if seen, ok := c.claims[key]; ok {
+			seen.phase = seenDeleted
+			c.claims[key] = seen
+		}
 	}
 }
 
@@ -76,9 +119,9 @@ func (c *bindClock) pending() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var keys []string
-	for key, phase := range c.phase {
-		if phase != v1.ClaimBound && phase != v1.ClaimLost {
-			keys = append(keys, key)
+	for key, seen := range c.claims {
+		if seen.phase == seenWaiting {
+			keys = append(keys, key.String())
 		}
 	}
 	slices.Sort(keys)
@@ -151,6 +194,23 @@ func syncCount(g prometheus.Gatherer) (float64, error) {
 	return n, nil
 }
 
+// seedChunk is how many objects seedReleasing stores per Seed.
+const seedChunk = 10_000
+
+// seedReleasing stores objs in srv chunk by chunk and clears each stored
+// chunk's elements of objs, so that the input objects and their stored
+// copies are not all held at once.
+func seedReleasing(ctx context.Context, srv *bindertest.Server, objs []runtime.Object) error {
+	for start := 0; start < len(objs); start += seedChunk {
+		end := min(start+seedChunk, len(objs))
+		if err := srv.Seed(ctx, objs[start:end]...); err != nil {
+			return err
+		}
+		clear(objs[start:end])
+	}
+	return nil
+}
+
 // runSimulation seeds a new in-memory API with objs, runs the Binder on it
 // until it has nothing left to do or o.Deadline passes, and reports. As in
 // a cluster where an administrator created the volumes before users made
@@ -161,8 +221,18 @@ func syncCount(g prometheus.Gatherer) (float64, error) {
 // without a node are scheduled (podScheduler), whose WaitForFirstConsumer
 // claims the Binder then binds. When ctx is cancelled it stops the Binder
 // and reports what was done so far. It returns after every goroutine it
-// started has exited.
+// started has exited. It consumes objs: it drops objs' references to the
+// objects once they are stored (the store holds its own copies), so that a
+// large input is not held twice.
 func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
+	heap := newHeapPeak()
+	heapCtx, stopHeap := context.WithCancel(ctx)
+	var sampling sync.WaitGroup
+	sampling.Go(func() { heap.Run(heapCtx, heapSamplePeriod) })
+	defer func() {
+		stopHeap()
+		sampling.Wait()
+	}()
 	srv := bindertest.New()
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
@@ -201,7 +271,15 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	if o.Progress {
 		fmt.Fprintf(stderr, "\r%-*s", progressWidth, fmt.Sprintf("storing %d objects", len(objs.Volumes)+len(objs.Claims)+len(objs.Classes)+len(objs.Nodes)+len(objs.Pods)))
 	}
-	if err := srv.Seed(ctx, objs.infrastructure()...); err != nil {
+	// What the run needs to know of the input, taken before seeding
+	// releases it.
+	clock := newBindClock(time.Time{}, objs.Claims)
+	bindable := bindableClaims(objs)
+	podQueue := podKeys(objs.Pods) // the scheduler's queue
+	started := len(objs.Volumes) > 0
+	startClaims := len(objs.Claims) > 0
+	workload := objs.workload()
+	if err := seedReleasing(ctx, srv, objs.takeInfrastructure()); err != nil {
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
 	}
 	injectFaults(srv, o)
@@ -223,7 +301,6 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 
 	// Setup: the Binder makes the volumes Available.
 	var waitErr error
-	started := len(objs.Volumes) > 0
 	if started {
 		if waitErr = waitStarted(waitCtx, reg, runDone); waitErr == nil {
 			waitErr = b.WaitForQuiescence(waitCtx)
@@ -232,21 +309,18 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	setup := srv.Stats()
 
 	// The claims.
-	clock := newBindClock(time.Now(), objs.Claims)
+	clock.start = time.Now()
 	defer srv.AddEventHandler(bindertest.KindClaim, clock.handler())()
-	if err := srv.Seed(ctx, objs.workload()...); err != nil {
+	objs.Claims, objs.Pods = nil, nil
+	if err := seedReleasing(ctx, srv, workload); err != nil {
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
 	}
 	var progress sync.WaitGroup
-	bindable := bindableClaims(objs)
-	// The scheduler's queue. objs is not used after this point, so that
-	// the loaded objects (copied into srv) can be collected during the run.
-	podQueue := podKeys(objs.Pods)
 	if o.Progress {
 		progress.Go(func() { printProgress(runCtx, stderr, clock, bindable) })
 	}
 	var passes int
-	if waitErr == nil && !started && len(objs.Claims) > 0 {
+	if waitErr == nil && !started && startClaims {
 		waitErr = waitStarted(waitCtx, reg, runDone)
 	}
 	if waitErr == nil {
@@ -270,6 +344,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		}
 	}
 	wall := time.Since(clock.start)
+	if o.MemProfile != "" {
+		if err := writeHeapProfile(o.MemProfile); err != nil {
+			return nil, err
+		}
+	}
 	stop()
 	progress.Wait()
 	if o.Progress {
@@ -288,13 +367,19 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	for _, o := range srv.List(bindertest.KindStorageClass) {
 		classes = append(classes, o.(*storagev1.StorageClass).Name)
 	}
-	r.tally(srv.Volumes(), srv.Claims(), classes, events)
+	r.tally(srv.SharedVolumes(), srv.SharedClaims(), classes, events)
 	r.timing(wall, clock.latencies(), statsSince(setup, srv.Stats()))
 	if len(podQueue) > 0 {
-		r.tallyPods(srv.Pods(), srv.List(bindertest.KindNode), srv.Claims(), srv.Volumes(), sched)
+		r.tallyPods(srv.Pods(), srv.List(bindertest.KindNode), srv.SharedClaims(), srv.SharedVolumes(), sched)
 	}
+	stopHeap()
+	sampling.Wait()
+	r.memory(heap.peaks())
 	return &simulation{report: r, server: srv}, nil
 }
+
+// heapSamplePeriod is how often a simulation samples the heap for its peak.
+const heapSamplePeriod = 20 * time.Millisecond
 
 // indexerHandler keeps idx in step with the events it gets, as an
 // informer keeps its store. The index functions it is used with (none,

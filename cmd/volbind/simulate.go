@@ -32,6 +32,7 @@ type simulateOptions struct {
 	DumpObjects  string  // file the final objects are written to as YAML; "" none, "-" stdout
 	Progress     bool    // progress line on stderr
 	Verbosity    int     // klog verbosity; 0 discards the Binder's logs
+	MemProfile   string  // file the heap profile is written to once every claim is synced; "" none
 }
 
 // stringList is a repeatable string flag.
@@ -78,6 +79,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
 	fs.StringVar(&o.Output, "o", "text", "report format: text, json or yaml")
 	fs.StringVar(&o.DumpObjects, "dump-objects", "", "also write the final objects as multi-document YAML (loadable with -f) to this file; - is stdout, after the report")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write the heap profile (go tool pprof) to this file once the Binder has nothing left to do, after a garbage collection")
 	fs.IntVar(&o.Verbosity, "v", 0, "log verbosity of the Binder (klog); 0 discards its logs")
 	progress := fs.String("progress", "auto", "progress line on stderr: auto (when stderr is a terminal), always or never")
 	if err := fs.Parse(args); err != nil {

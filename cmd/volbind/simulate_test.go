@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,9 +52,13 @@ func reasonCounts(r *report) map[string]int {
 func TestSimulateReportMatchesAPI(t *testing.T) {
 	o := smallOptions()
 	objs, exp := o.Scenario.generate()
+	numClaims, numVolumes := len(objs.Claims), len(objs.Volumes)
 	res, err := runSimulation(quiet(t), o, objs, io.Discard)
 	if err != nil {
 		t.Fatalf("runSimulation: %v", err)
+	}
+	if len(objs.Claims)+len(objs.Volumes) != 0 {
+		t.Errorf("runSimulation left %d claims and %d volumes in its input; want it to release them once stored", len(objs.Claims), len(objs.Volumes))
 	}
 	r, srv := res.report, res.server
 	if !r.Completed || len(r.Violations) > 0 {
@@ -74,8 +80,8 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 	if bound != exp.Bindable || pending != unbindable || exp.Unbindable[unbindableTaken] == 0 {
 		t.Fatalf("API has %d claims bound, %d pending; scenario expects %d bindable, %v unbindable", bound, pending, exp.Bindable, exp.Unbindable)
 	}
-	if r.Claims != len(objs.Claims) || r.ClaimsBound != bound || r.ClaimsPending != pending || r.Bindings != bound ||
-		r.VolumesBound != bound || r.VolumesAvailable != len(objs.Volumes)-bound {
+	if r.Claims != numClaims || r.ClaimsBound != bound || r.ClaimsPending != pending || r.Bindings != bound ||
+		r.VolumesBound != bound || r.VolumesAvailable != numVolumes-bound {
 		t.Errorf("report counts = %+v; API has %d bound, %d pending", r, bound, pending)
 	}
 
@@ -97,6 +103,11 @@ func TestSimulateReportMatchesAPI(t *testing.T) {
 	}
 	if !(r.BindP50Millis > 0 && r.BindP50Millis <= r.BindP99Millis && r.BindP99Millis <= r.WallSeconds*1000) {
 		t.Errorf("p50 %v ms, p99 %v ms, wall %v s: want 0 < p50 <= p99 <= wall", r.BindP50Millis, r.BindP99Millis, r.WallSeconds)
+	}
+
+	if !(r.PeakHeapMiB > 0 && r.PeakLiveHeapMiB > 0) || r.LiveHeapPerClaim != r.PeakLiveHeapMiB*(1<<20)/float64(r.Claims) {
+		t.Errorf("peak heap %v MiB, live %v MiB, %v bytes per claim: want both peaks > 0 and live/claims per claim",
+			r.PeakHeapMiB, r.PeakLiveHeapMiB, r.LiveHeapPerClaim)
 	}
 
 	wantReasons := map[string]int{
@@ -172,6 +183,7 @@ func TestSimulateCancelled(t *testing.T) {
 }
 
 func TestSimulateCommand(t *testing.T) {
+	profilePath := filepath.Join(t.TempDir(), "heap.out")
 	tests := []struct {
 		name      string
 		args      []string
@@ -226,6 +238,28 @@ func TestSimulateCommand(t *testing.T) {
 				wantContains(t, "text report", stdout, "claims:", "API writes:", "created → Bound:", "invariants:        ok")
 				if !strings.Contains(stderr, "\rbound 20/20 claims in") {
 					t.Errorf("stderr = %q, want the final progress line", stderr)
+				}
+			},
+		},
+		{
+			name: "heap profile",
+			args: []string{"-volumes", "20", "-claims", "20", "-o", "text", "-memprofile", profilePath},
+			check: func(t *testing.T, stdout, _ string) {
+				wantContains(t, "text report", stdout, "peak heap:         ", "bytes per claim)")
+				// A pprof profile is a gzipped protocol buffer whose string
+				// table names the heap profile's sample types.
+				f, err := os.Open(profilePath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				zr, err := gzip.NewReader(f)
+				if err != nil {
+					t.Fatalf("-memprofile wrote no pprof profile: %v", err)
+				}
+				data, err := io.ReadAll(zr)
+				if err != nil || !bytes.Contains(data, []byte("inuse_space")) {
+					t.Errorf("-memprofile wrote no heap profile (%v): %d bytes without inuse_space", err, len(data))
 				}
 			},
 		},

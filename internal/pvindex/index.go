@@ -161,12 +161,12 @@ func (ix *Index) ClaimedBy(namespace, name, except string) []string {
 func (ix *Index) addLocked(r *record) {
 	ix.byName[r.key.name] = r
 	ix.sets[r.modes]++
-	if r.hasClaim {
-		list := ix.byClaim[r.claim]
+	if r.hasClaim() {
+		list := ix.byClaim[r.claim()]
 		i, _ := slices.BinarySearchFunc(list, r.key.name, func(e *record, name string) int {
 			return strings.Compare(e.key.name, name)
 		})
-		ix.byClaim[r.claim] = slices.Insert(list, i, r)
+		ix.byClaim[r.claim()] = slices.Insert(list, i, r)
 	}
 	if r.candidate {
 		ts := ix.trees[r.group]
@@ -181,12 +181,13 @@ func (ix *Index) addLocked(r *record) {
 func (ix *Index) removeLocked(r *record) {
 	delete(ix.byName, r.key.name)
 	ix.sets[r.modes]--
-	if r.hasClaim {
-		list := slices.DeleteFunc(ix.byClaim[r.claim], func(e *record) bool { return e == r })
+	if r.hasClaim() {
+		claim := r.claim()
+		list := slices.DeleteFunc(ix.byClaim[claim], func(e *record) bool { return e == r })
 		if len(list) == 0 {
-			delete(ix.byClaim, r.claim)
+			delete(ix.byClaim, claim)
 		} else {
-			ix.byClaim[r.claim] = list
+			ix.byClaim[claim] = list
 		}
 	}
 	if r.candidate {

@@ -1,0 +1,21 @@
+package bindertest
+
+import "github.com/volbind/volbind/internal/dedup"
+
+// internParts says which parts of a version the Server shares with equal
+// stored ones: the parts a write took from the version before are shared
+// with it already.
+type internParts = dedup.Parts
+
+const (
+	internMetaSpec = dedup.MetaSpec
+	internStatus   = dedup.Status
+	internAll      = dedup.All
+)
+
+// internLocked shares the maps of obj's parts with equal ones already
+// stored (internal/dedup); obj is a version about to be stored that no one
+// else holds yet.
+func (s *Server) internLocked(obj object, parts internParts) {
+	s.intern.Share(obj, parts)
+}

@@ -1,0 +1,245 @@
+package dedup
+
+import (
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// maxInternedEntries bounds the maps the interner shares: larger maps are
+// rare (a volume's capacity or a claim's requests hold one or two
+// resources, the binder's annotations two or three) and costlier to key.
+const maxInternedEntries = 8
+
+// Parts says which parts of an object Table.Share looks at: a new version
+// that took some parts from the version before shares them already.
+type Parts uint8
+
+const (
+	// MetaSpec is the metadata (labels, annotations) and the spec.
+	MetaSpec Parts = 1 << iota
+	// Status is the status.
+	Status
+	// All is every part.
+	All = MetaSpec | Status
+)
+
+// Table shares equal parts between the objects given to Share. Sharing is
+// safe only for objects that nobody modifies afterwards. Maps are keyed by
+// their wire form, so two maps are shared only when a client could not
+// tell them apart. Entries are never removed: a Table holds one value per
+// distinct content ever seen. Measured with BenchmarkMemoryPerPair
+// (100,000 pairs, 2 cores): the in-memory API server's heap per bound pair
+// went from 4530 to 1718 bytes, binding time unchanged. The zero value is
+// ready to use; all methods are safe for concurrent use.
+type Table struct {
+	// mu guards every field below.
+	mu sync.Mutex
+	in interner
+}
+
+// Share replaces parts of obj by equal ones it was given before: the
+// labels and annotations of any object, and the capacities, requests,
+// access modes and node affinities of PersistentVolumes and
+// PersistentVolumeClaims. obj must be the caller's own: nobody else may
+// hold it yet.
+func (t *Table) Share(obj runtime.Object, parts Parts) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.in.resources == nil {
+		t.in = newInterner()
+	}
+	t.in.object(obj, parts)
+}
+
+// interner is a Table's state.
+type interner struct {
+	resources map[string]v1.ResourceList
+	strings   map[string]map[string]string
+	modes     map[string][]v1.PersistentVolumeAccessMode
+	affinity  map[string]*v1.VolumeNodeAffinity
+	// key is the buffer keys are built in.
+	key []byte
+}
+
+func newInterner() interner {
+	return interner{
+		resources: map[string]v1.ResourceList{},
+		strings:   map[string]map[string]string{},
+		modes:     map[string][]v1.PersistentVolumeAccessMode{},
+		affinity:  map[string]*v1.VolumeNodeAffinity{},
+	}
+}
+
+// object replaces the maps and access modes of parts of o by shared equal
+// ones. A field that holds its shared value already is not written: o may
+// be shared (an informer may hand a cached object to its transform again).
+func (in *interner) object(o runtime.Object, parts Parts) {
+	meta, status := parts&MetaSpec != 0, parts&Status != 0
+	if m, ok := o.(metav1.Object); ok && meta {
+		if l := in.stringMap(m.GetLabels()); !sameMap(l, m.GetLabels()) {
+			m.SetLabels(l)
+		}
+		if a := in.stringMap(m.GetAnnotations()); !sameMap(a, m.GetAnnotations()) {
+			m.SetAnnotations(a)
+		}
+	}
+	switch t := o.(type) {
+	case *v1.PersistentVolume:
+		if meta {
+			setResources(&t.Spec.Capacity, in.resourceList)
+			setModes(&t.Spec.AccessModes, in.accessModes)
+			if a := in.nodeAffinity(t.Spec.NodeAffinity); a != t.Spec.NodeAffinity {
+				t.Spec.NodeAffinity = a
+			}
+		}
+	case *v1.PersistentVolumeClaim:
+		if meta {
+			setModes(&t.Spec.AccessModes, in.accessModes)
+			setResources(&t.Spec.Resources.Requests, in.resourceList)
+			setResources(&t.Spec.Resources.Limits, in.resourceList)
+		}
+		if status {
+			setModes(&t.Status.AccessModes, in.accessModes)
+			setResources(&t.Status.Capacity, in.resourceList)
+			setResources(&t.Status.AllocatedResources, in.resourceList)
+		}
+	}
+}
+
+// setResources sets *field to share(*field) unless that is *field already.
+func setResources(field *v1.ResourceList, share func(v1.ResourceList) v1.ResourceList) {
+	if v := share(*field); !sameMap(v, *field) {
+		*field = v
+	}
+}
+
+// setModes sets *field to share(*field) unless that is *field already.
+func setModes(field *[]v1.PersistentVolumeAccessMode, share func([]v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode) {
+	if v := share(*field); !sameSlice(v, *field) {
+		*field = v
+	}
+}
+
+// sameMap reports whether a and b are the same map.
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	return len(a) == len(b) && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameSlice reports whether a and b are the same slice (storage and length).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// resourceList returns the shared ResourceList equal to l.
+func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
+	if len(l) == 0 || len(l) > maxInternedEntries {
+		return l
+	}
+	var names [maxInternedEntries]v1.ResourceName
+	keys := names[:0]
+	for name := range l {
+		keys = append(keys, name)
+	}
+	slices.Sort(keys)
+	in.key = in.key[:0]
+	for _, name := range keys {
+		q := l[name] // String caches its result in q: a copy
+		in.key = appendString(in.key, string(name))
+		in.key = appendString(in.key, q.String())
+	}
+	if shared, ok := in.resources[string(in.key)]; ok {
+		return shared
+	}
+	// The first of its content: it becomes the shared one. Caching each
+	// quantity's string (its wire form) spares the copies clients make of
+	// it a formatting (and an allocation) on every later key.
+	for name, q := range l {
+		_ = q.String()
+		l[name] = q
+	}
+	in.resources[string(in.key)] = l
+	return l
+}
+
+// stringMap returns the shared map equal to m.
+func (in *interner) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > maxInternedEntries {
+		return m
+	}
+	var names [maxInternedEntries]string
+	keys := names[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	in.key = in.key[:0]
+	for _, k := range keys {
+		in.key = appendString(in.key, k)
+		in.key = appendString(in.key, m[k])
+	}
+	if shared, ok := in.strings[string(in.key)]; ok {
+		return shared
+	}
+	in.strings[string(in.key)] = m
+	return m
+}
+
+// accessModes returns the shared list equal to modes (same modes in the
+// same order).
+func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	if len(modes) == 0 || len(modes) > maxInternedEntries {
+		return modes
+	}
+	in.key = in.key[:0]
+	for _, m := range modes {
+		in.key = appendString(in.key, string(m))
+	}
+	if shared, ok := in.modes[string(in.key)]; ok {
+		return shared
+	}
+	modes = slices.Clip(modes)
+	in.modes[string(in.key)] = modes
+	return modes
+}
+
+// nodeAffinity returns the shared node affinity equal to a: volumes of a
+// zone carry the same one.
+func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinity {
+	if a == nil || a.Required == nil || len(a.Required.NodeSelectorTerms) > maxInternedEntries {
+		return a
+	}
+	// Every list is written with its length first: the key parses back
+	// into exactly one affinity.
+	in.key = binary.AppendUvarint(in.key[:0], uint64(len(a.Required.NodeSelectorTerms)))
+	for _, term := range a.Required.NodeSelectorTerms {
+		for _, list := range [][]v1.NodeSelectorRequirement{term.MatchExpressions, term.MatchFields} {
+			in.key = binary.AppendUvarint(in.key, uint64(len(list)))
+			for _, r := range list {
+				in.key = appendString(in.key, r.Key)
+				in.key = appendString(in.key, string(r.Operator))
+				in.key = binary.AppendUvarint(in.key, uint64(len(r.Values)))
+				for _, v := range r.Values {
+					in.key = appendString(in.key, v)
+				}
+			}
+		}
+	}
+	if shared, ok := in.affinity[string(in.key)]; ok {
+		return shared
+	}
+	in.affinity[string(in.key)] = a
+	return a
+}
+
+// appendString appends s to a key with its length first, so that no two
+// sequences of strings make the same key whatever bytes they hold.
+func appendString(key []byte, s string) []byte {
+	key = binary.AppendUvarint(key, uint64(len(s)))
+	return append(key, s...)
+}
