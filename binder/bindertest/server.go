@@ -143,9 +143,10 @@ type Server struct {
 	watch *watchFaults
 	// hist keeps recent events for watches resuming from a resourceVersion.
 	hist *ring
-	// expire marks the kinds whose next watch from a resourceVersion fails
-	// with 410 Gone (ForceRelist).
-	expire [numKinds]bool
+	// expire counts, per kind, the watches from a resourceVersion that
+	// fail with 410 Gone before one succeeds again: one per watch that
+	// ForceRelist ended, so that every client it cut off relists.
+	expire [numKinds]int
 
 	// dmu guards the handler queue below. Taken after mu, never before.
 	dmu sync.Mutex

@@ -263,8 +263,9 @@ func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) 
 		}
 	case from > 0:
 		evs, ok := s.hist.since(from, kind)
-		if s.expire[kind] {
-			s.expire[kind], ok = false, false
+		if s.expire[kind] > 0 {
+			s.expire[kind]--
+			ok = false
 		}
 		if !ok {
 			oldest := s.hist.oldest()

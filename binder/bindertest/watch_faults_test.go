@@ -120,20 +120,25 @@ func TestStallAndFlush(t *testing.T) {
 	}
 }
 
-// TestForceRelistRepairsDroppedEvent: an informer that missed a change
-// catches up once ForceRelist makes it list again.
+// TestForceRelistRepairsDroppedEvent: informers that missed a change
+// catch up once ForceRelist makes them list again: every one of them, not
+// only the first to resume its watch.
 func TestForceRelistRepairsDroppedEvent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := newServer(t)
 	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
-	inf := toolscache.NewSharedIndexInformer(s.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
-	done := make(chan struct{})
-	go func() { defer close(done); inf.Run(ctx.Done()) }()
-	defer func() { cancel(); <-done }()
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
+	var infs []toolscache.SharedIndexInformer
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	for range 2 {
+		inf := toolscache.NewSharedIndexInformer(s.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
+		infs = append(infs, inf)
+		wg.Go(func() { inf.Run(ctx.Done()) })
+		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			t.Fatal("informer did not sync")
+		}
 	}
-	label := func() string {
+	label := func(inf toolscache.SharedIndexInformer) string {
 		o, ok, _ := inf.GetStore().GetByKey("pv1")
 		if !ok {
 			return "<none>"
@@ -143,12 +148,16 @@ func TestForceRelistRepairsDroppedEvent(t *testing.T) {
 	s.InjectWatchFault(bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDrop, Times: 1})
 	relabel(t, s, "pv1", "lost")
 	mustCreateVolume(t, s, newVolume("pv2", "1Gi")) // an event after the lost one
-	waitFor(t, func() bool { _, ok, _ := inf.GetStore().GetByKey("pv2"); return ok })
-	if got := label(); got != "" {
-		t.Fatalf("informer has label %q before the relist, want the dropped change missing", got)
+	for i, inf := range infs {
+		waitFor(t, func() bool { _, ok, _ := inf.GetStore().GetByKey("pv2"); return ok })
+		if got := label(inf); got != "" {
+			t.Fatalf("informer %d has label %q before the relist, want the dropped change missing", i, got)
+		}
 	}
 	s.ForceRelist(bindertest.KindVolume)
-	waitFor(t, func() bool { return label() == "lost" })
+	for _, inf := range infs {
+		waitFor(t, func() bool { return label(inf) == "lost" })
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,15 +195,19 @@ func (in *instance) stop() {
 
 // caughtUp reports whether the instance's informers hold what the Server
 // holds (always true with handlers).
-func (in *instance) caughtUp() bool {
+func (in *instance) caughtUp() bool { return in.lag() == "" }
+
+// lag names the first object the instance's informers hold in another
+// version than the Server, or "" when they hold what it holds.
+func (in *instance) lag() string {
 	for i, kind := range []bindertest.Kind{bindertest.KindStorageClass, bindertest.KindVolume, bindertest.KindClaim} {
 		if i >= len(in.informers) {
-			return true
+			return ""
 		}
 		want := in.srv.List(kind)
 		store := in.informers[i].GetStore()
-		if len(store.ListKeys()) != len(want) {
-			return false
+		if n := len(store.ListKeys()); n != len(want) {
+			return fmt.Sprintf("Binder %d holds %d objects of %s, the Server %d", in.id, n, kind, len(want))
 		}
 		for _, o := range want {
 			m := o.(metav1.Object)
@@ -211,10 +216,13 @@ func (in *instance) caughtUp() bool {
 				key = m.GetNamespace() + "/" + key
 			}
 			got, ok, _ := store.GetByKey(key)
-			if !ok || got.(metav1.Object).GetResourceVersion() != m.GetResourceVersion() {
-				return false
+			if !ok {
+				return fmt.Sprintf("Binder %d lacks %s %s", in.id, kind, key)
+			}
+			if rv := got.(metav1.Object).GetResourceVersion(); rv != m.GetResourceVersion() {
+				return fmt.Sprintf("Binder %d holds %s %s at resourceVersion %s, the Server at %s", in.id, kind, key, rv, m.GetResourceVersion())
 			}
 		}
 	}
-	return true
+	return ""
 }

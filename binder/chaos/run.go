@@ -355,8 +355,18 @@ func (r *run) caughtUp() bool {
 
 // busyReport says what kept a run from settling.
 func (r *run) busyReport() string {
-	return fmt.Sprintf("resourceVersion %s, %d held events, %d live Binders, caught up %t",
-		r.srv.ResourceVersion(), r.srv.HeldEvents(), len(r.live), r.caughtUp())
+	lag := "caught up"
+	if !r.caughtUp() {
+		lag = "not caught up"
+		for _, in := range r.live {
+			if l := in.lag(); l != "" {
+				lag += ": " + l
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("resourceVersion %s, %d held events, %d live Binders, %s",
+		r.srv.ResourceVersion(), r.srv.HeldEvents(), len(r.live), lag)
 }
 
 // state describes every volume and claim, one line each.
