@@ -337,9 +337,16 @@ func (s *Server) commitLocked(ev event) bool {
 // whether handler deliveries were queued.
 func (s *Server) sendLocked(ev event) bool {
 	for _, w := range s.watchers[ev.kind] {
-		w.push(watchItem{ev: ev})
+		if ev.rv > w.since {
+			w.push(watchItem{ev: ev})
+		}
 	}
-	if subs := s.subs[ev.kind]; len(subs) > 0 {
+	subs := s.subs[ev.kind]
+	if joined := func(sub *subscriber) bool { return ev.rv <= sub.since }; slices.ContainsFunc(subs, joined) {
+		// A held-back event of a change older than a subscription.
+		subs = slices.DeleteFunc(slices.Clone(subs), joined)
+	}
+	if len(subs) > 0 {
 		s.enqueue(delivery{ev: ev, subs: subs})
 		return true
 	}
