@@ -109,7 +109,8 @@ func runCase(t *testing.T, c chaos.Case, cov *coverage) {
 	}
 	cov.add(c, res)
 	if !res.Failed() {
-		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d crashed=%t", c.Seed, res.Writes, res.Faults, res.Conflicts, res.Instances, res.Crashed)
+		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d crashed=%t fenced=%t refused=%d", c.Seed, res.Writes, res.Faults,
+			res.Conflicts, res.Instances, res.Crashed, c.Fenced(), res.FenceRefusals)
 		return
 	}
 	report := t.Errorf
