@@ -34,11 +34,10 @@ const (
 	// fails) and starts a new one.
 	Crash
 	// Overlap runs a second Binder beside the first for a while, as a
-	// leader-election handover does. In a fenced case (Case.Fenced) the
-	// Binders have the Config.Fence of `volbind controller` on a modelled
-	// Lease that the newest instance holds; otherwise nothing but
-	// conditional writes and the operation marks (binder.AnnOperation)
-	// keep them apart.
+	// leader-election handover does, with the Config.Fence of `volbind
+	// controller` on a modelled Lease that the newest instance holds (see
+	// Case.Fenced): the replaced Binder reads and syncs on, and its calls
+	// that passed the fence before the handover still land.
 	Overlap
 	// ProvisionErrors lets Errors and Applied hit the reads and creates of
 	// provisioned volumes (issue 14 point 1: storage was deleted under a
@@ -66,14 +65,20 @@ const AllClasses = Class(1<<numClasses - 1)
 
 // KnownBugs are the classes that still show known problems, off by
 // default; none is left. Overlap and RecycleErrors were the last (issue
-// 14): 6 of 1,000 Overlap seeds did not settle because
+// 14). Overlap: 6 of 1,000 seeds did not settle because
 // bindertest.Server.ForceRelist made only the first informer to resume
-// relist, so the second Binder's informers kept the events a watch fault
-// had dropped (fixed in bindertest; TestForceRelistRepairsDroppedEvent);
-// RecycleErrors' seed 201177 (a volume scrubbed twice) predates the
-// Binder's record of scrubbed volumes (TestRecycleOnceAfterUnbindFails)
-// and did not fail again in 4,000 seeds with the class since. A class
-// that shows a problem nobody has fixed yet goes here, with the seed.
+// relist, so the second Binder kept the events a watch fault had dropped
+// (TestForceRelistRepairsDroppedEvent); a Binder started during a watch
+// stall got the held-back events of a deleted claim (seed 21,
+// TestHeldEventsSkipLaterSubscribers); unfenced Binders fought (see
+// Case.Fenced). RecycleErrors: seed 201177 (a volume scrubbed twice)
+// predates the Binder's record of scrubbed volumes
+// (TestRecycleOnceAfterUnbindFails) and no seed without Overlap has
+// recycled twice since (1,000 seeds of default+recycle-errors, 1,870 of
+// all classes); with Overlap, a Binder retired between its scrub and its
+// unbind leaves nothing that says the scrub is done, which the check
+// excuses like a crash. A class that shows a problem nobody has fixed yet
+// goes here, with its seed.
 const KnownBugs Class = 0
 
 // DefaultClasses are the classes the tests run by default.
@@ -179,13 +184,16 @@ func CaseFor(seed int64, enabled Class) Case {
 	return c
 }
 
-// Fenced reports whether the Binders of c have a Fence: cases with Overlap
-// and an even seed. Odd seeds run their overlapping Binders unfenced, the
-// harder test: two Binders whose caches differ (one missed an event) then
-// write what each believes, e.g. one a claim Lost, the other Bound, until
-// the overlap ends; the fence, as the controller wires it, keeps the
-// replaced one from writing at all.
-func (c Case) Fenced() bool { return c.Classes&Overlap != 0 && c.Seed%2 == 0 }
+// Fenced reports whether the Binders of c have a Fence: cases with
+// Overlap, whose overlapping Binders are fenced as `volbind controller`
+// fences them (Config.Fence on the leader-election Lease). Unfenced, two
+// Binders whose caches differ (one missed an event) each write what they
+// believe, which no Binder can prevent and the issue leaves to leader
+// election plus the fence: in seed 300379 one wrote claims Lost and the
+// other Bound, 236 times each, until the overlap ended; in seed 400171 one
+// that had missed a claim's deletion bound the volume recycled for it to
+// it again, three times, so it was recycled four times.
+func (c Case) Fenced() bool { return c.Classes&Overlap != 0 }
 
 // String writes c as one line ParseCase reads.
 func (c Case) String() string {
