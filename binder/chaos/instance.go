@@ -151,6 +151,8 @@ const (
 	retryMaxDelay  = 2 * time.Second
 	opMaxDelay     = 4 * time.Second
 	availableDelay = 2 * time.Second
+	// operationMarkTTL is well below settleRounds*settleStep.
+	operationMarkTTL = time.Minute
 )
 
 // start creates the instance's Binder, wires its event sources and runs
@@ -165,6 +167,12 @@ func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeCloc
 			CreateVolumeInterval: time.Second},
 		Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{driver: p}, Recycler: p},
 		Fence:   in.fence,
+		// A Binder that crashes right after it marked a volume for
+		// deletion (AnnOperation) keeps the others off it for the TTL;
+		// the default 5 minutes outlast what is left of the settling
+		// phase (600 s) when the crash comes late in it (seed 1003814:
+		// the volume stayed Failed on deleted storage).
+		OperationMarkTTL: operationMarkTTL,
 	}
 	if c.AvailableDelay {
 		cfg.AvailableDelay = availableDelay
