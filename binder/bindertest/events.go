@@ -26,6 +26,10 @@ type event struct {
 type subscriber struct {
 	h       toolscache.ResourceEventHandler
 	removed atomic.Bool
+	// since is the Server's resourceVersion when it subscribed: its
+	// replay holds every change up to it, so an event of a change up to it
+	// that watch faults held back is not for it.
+	since uint64
 }
 
 // delivery is an item of the handler queue: one event for the subscribers
@@ -70,6 +74,7 @@ func (s *Server) AddEventHandler(kind Kind, h toolscache.ResourceEventHandler) (
 	}
 	sub := &subscriber{h: h}
 	s.mu.Lock()
+	sub.since = s.rv
 	objs := s.sortedLocked(kind)
 	s.subs[kind] = append(slices.Clip(s.subs[kind]), sub)
 	s.enqueue(delivery{replay: objs, sub: sub})

@@ -104,9 +104,10 @@ type Server struct {
 	hist *ring
 	// intern shares equal maps between stored versions (intern.go).
 	intern dedup.Table
-	// expire marks the kinds whose next watch from a resourceVersion fails
-	// with 410 Gone (ForceRelist).
-	expire [numKinds]bool
+	// expire counts, per kind, the watches from a resourceVersion that
+	// fail with 410 Gone before one succeeds again: one per watch that
+	// ForceRelist ended, so that every client it cut off relists.
+	expire [numKinds]int
 
 	// dmu guards the handler queue below. Taken after mu, never before.
 	dmu sync.Mutex
@@ -286,9 +287,16 @@ func (s *Server) commitLocked(ev event) bool {
 // whether handler deliveries were queued.
 func (s *Server) sendLocked(ev event) bool {
 	for _, w := range s.watchers[ev.kind] {
-		w.push(watchItem{ev: ev})
+		if ev.rv > w.since {
+			w.push(watchItem{ev: ev})
+		}
 	}
-	if subs := s.subs[ev.kind]; len(subs) > 0 {
+	subs := s.subs[ev.kind]
+	if joined := func(sub *subscriber) bool { return ev.rv <= sub.since }; slices.ContainsFunc(subs, joined) {
+		// A held-back event of a change older than a subscription.
+		subs = slices.DeleteFunc(slices.Clone(subs), joined)
+	}
+	if len(subs) > 0 {
 		s.enqueue(delivery{ev: ev, subs: subs})
 		return true
 	}

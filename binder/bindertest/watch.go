@@ -72,6 +72,11 @@ type watcher struct {
 	s    *Server
 	kind Kind
 	sel  selector
+	// since is the Server's resourceVersion when the watch started: its
+	// initial events or the history it resumed from cover every change up
+	// to it, so an event of such a change that watch faults held back is
+	// not sent to it (a real watch never goes back in time).
+	since uint64
 
 	// mu guards queue.
 	mu    sync.Mutex
@@ -250,6 +255,7 @@ func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) 
 		s.mu.Unlock()
 		return nil, tooLargeRV(from, cur)
 	}
+	w.since = s.rv
 	switch {
 	case initial:
 		for _, o := range s.sortedLocked(kind) {
@@ -263,8 +269,9 @@ func (s *Server) Watch(ctx context.Context, kind Kind, opts metav1.ListOptions) 
 		}
 	case from > 0:
 		evs, ok := s.hist.since(from, kind)
-		if s.expire[kind] {
-			s.expire[kind], ok = false, false
+		if s.expire[kind] > 0 {
+			s.expire[kind]--
+			ok = false
 		}
 		if !ok {
 			oldest := s.hist.oldest()

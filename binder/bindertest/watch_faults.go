@@ -194,10 +194,11 @@ func (s *Server) HeldEvents() int {
 }
 
 // ForceRelist makes the watches of kinds (every kind when none is given)
-// end, and their next resumption from a resourceVersion fail once with a
-// 410 Gone (Expired) error, as after an etcd compaction: client-go
-// reflectors then list again and rebuild their caches, which undoes
-// dropped events. Event handlers are not affected.
+// end, and as many next resumptions from a resourceVersion as it ended
+// watches fail once with a 410 Gone (Expired) error, as after an etcd
+// compaction: every client-go reflector it cut off lists again and
+// rebuilds its cache, which undoes dropped events. Event handlers are not
+// affected.
 func (s *Server) ForceRelist(kinds ...Kind) {
 	if len(kinds) == 0 {
 		kinds = allKinds()
@@ -208,7 +209,7 @@ func (s *Server) ForceRelist(kinds ...Kind) {
 		if !k.valid() {
 			continue
 		}
-		s.expire[k] = true
+		s.expire[k] += len(s.watchers[k])
 		all = append(all, s.watchers[k]...)
 	}
 	s.mu.Unlock()

@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/volbind/volbind/binder/bindertest"
@@ -120,20 +122,25 @@ func TestStallAndFlush(t *testing.T) {
 	}
 }
 
-// TestForceRelistRepairsDroppedEvent: an informer that missed a change
-// catches up once ForceRelist makes it list again.
+// TestForceRelistRepairsDroppedEvent: informers that missed a change
+// catch up once ForceRelist makes them list again: every one of them, not
+// only the first to resume its watch.
 func TestForceRelistRepairsDroppedEvent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := newServer(t)
 	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
-	inf := toolscache.NewSharedIndexInformer(s.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
-	done := make(chan struct{})
-	go func() { defer close(done); inf.Run(ctx.Done()) }()
-	defer func() { cancel(); <-done }()
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
+	var infs []toolscache.SharedIndexInformer
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	for range 2 {
+		inf := toolscache.NewSharedIndexInformer(s.ListWatch(bindertest.KindVolume), &v1.PersistentVolume{}, 0, toolscache.Indexers{})
+		infs = append(infs, inf)
+		wg.Go(func() { inf.Run(ctx.Done()) })
+		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			t.Fatal("informer did not sync")
+		}
 	}
-	label := func() string {
+	label := func(inf toolscache.SharedIndexInformer) string {
 		o, ok, _ := inf.GetStore().GetByKey("pv1")
 		if !ok {
 			return "<none>"
@@ -143,12 +150,16 @@ func TestForceRelistRepairsDroppedEvent(t *testing.T) {
 	s.InjectWatchFault(bindertest.WatchFault{Name: "pv1", Action: bindertest.WatchDrop, Times: 1})
 	relabel(t, s, "pv1", "lost")
 	mustCreateVolume(t, s, newVolume("pv2", "1Gi")) // an event after the lost one
-	waitFor(t, func() bool { _, ok, _ := inf.GetStore().GetByKey("pv2"); return ok })
-	if got := label(); got != "" {
-		t.Fatalf("informer has label %q before the relist, want the dropped change missing", got)
+	for i, inf := range infs {
+		waitFor(t, func() bool { _, ok, _ := inf.GetStore().GetByKey("pv2"); return ok })
+		if got := label(inf); got != "" {
+			t.Fatalf("informer %d has label %q before the relist, want the dropped change missing", i, got)
+		}
 	}
 	s.ForceRelist(bindertest.KindVolume)
-	waitFor(t, func() bool { return label() == "lost" })
+	for _, inf := range infs {
+		waitFor(t, func() bool { return label(inf) == "lost" })
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -184,5 +195,40 @@ func TestAsyncEvents(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"add pv1 ", "add pv2 "}, l.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestHeldEventsSkipLaterSubscribers: events that a stall held back while
+// a handler or a watch started are not sent to it when the stall ends:
+// its replay or initial list already holds their changes, and an old
+// event after it would bring a deleted object back, which a real watch
+// never does.
+func TestHeldEventsSkipLaterSubscribers(t *testing.T) {
+	s, _ := newServer(t)
+	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	var early, late eventLog
+	defer s.AddEventHandler(bindertest.KindVolume, early.handler())()
+	resume := s.StallWatches(bindertest.KindVolume)
+	relabel(t, s, "pv1", "1")
+	if err := s.DeleteVolume(context.Background(), "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.AddEventHandler(bindertest.KindVolume, late.handler())()
+	w, err := s.Watch(context.Background(), bindertest.KindVolume, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	resume()
+	mustCreateVolume(t, s, newVolume("pv2", "1Gi"))
+	if diff := cmp.Diff([]string{"add pv1 ", "update pv1 1", "delete pv1 1", "add pv2 "}, early.events()); diff != "" {
+		t.Errorf("events of the handler added before the stall (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"add pv2 "}, late.events()); diff != "" {
+		t.Errorf("events of the handler added during the stall (-want +got):\n%s", diff)
+	}
+	ev := <-w.ResultChan()
+	if pv := ev.Object.(*v1.PersistentVolume); ev.Type != watch.Added || pv.Name != "pv2" {
+		t.Errorf("first event of the watch started during the stall = %s %s, want ADDED pv2", ev.Type, pv.Name)
 	}
 }

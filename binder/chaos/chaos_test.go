@@ -85,9 +85,12 @@ func (cv *coverage) add(c chaos.Case, res chaos.Result) {
 	}
 }
 
-// check fails t when fewer than 80% of the crash cases crashed or fewer
-// than 90% of the cases with request faults saw one (the 200 seeds of CI:
-// 88% and 99%; small clusters make fewer calls than their crash point).
+// check fails t when fewer than 80% of the crash cases crashed or of the
+// cases with request faults saw one (the 200 seeds of CI with every class:
+// 89-90% and 90-94%, 2 shared cores, with and without -race; small
+// clusters make fewer calls than their crash point, and a large cluster
+// fed by informers on a loaded machine may not have synced before the
+// faults are removed). A harness that stopped disturbing scores near 0%.
 func (cv *coverage) check(t *testing.T) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
@@ -96,8 +99,8 @@ func (cv *coverage) check(t *testing.T) {
 	if cv.crashCases >= minCoverageCases && cv.crashed*10 < cv.crashCases*8 {
 		t.Errorf("only %d of %d crash cases crashed, want at least 80%%", cv.crashed, cv.crashCases)
 	}
-	if cv.errorCases >= minCoverageCases && cv.errorCasesFault*10 < cv.errorCases*9 {
-		t.Errorf("only %d of %d cases with request faults saw one, want at least 90%%", cv.errorCasesFault, cv.errorCases)
+	if cv.errorCases >= minCoverageCases && cv.errorCasesFault*10 < cv.errorCases*8 {
+		t.Errorf("only %d of %d cases with request faults saw one, want at least 80%%", cv.errorCasesFault, cv.errorCases)
 	}
 }
 
@@ -109,7 +112,8 @@ func runCase(t *testing.T, c chaos.Case, cov *coverage) {
 	}
 	cov.add(c, res)
 	if !res.Failed() {
-		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d crashed=%t", c.Seed, res.Writes, res.Faults, res.Conflicts, res.Instances, res.Crashed)
+		t.Logf("chaos: ok seed=%d writes=%d faults=%d conflicts=%d binders=%d crashed=%t fenced=%t refused=%d", c.Seed, res.Writes, res.Faults,
+			res.Conflicts, res.Instances, res.Crashed, c.Fenced(), res.FenceRefusals)
 		return
 	}
 	report := t.Errorf

@@ -135,10 +135,11 @@ func (r *run) checkStorage(vs *violations, volumes map[string]*v1.PersistentVolu
 		}
 	}
 	for h, a := range assets {
-		// A Binder that crashed between Provision and the create of the
-		// volume leaves the storage behind when the claim is deleted
-		// before a new one provisions it again, as Kubernetes does.
-		if a.provisionedBy != nil && !a.deleted && !used[h] && !a.provisionedBy.isDead() {
+		// A Binder that crashed (or was retired) between Provision and
+		// the create of the volume leaves the storage behind when the
+		// claim is deleted before a new one provisions it again, as
+		// Kubernetes does.
+		if a.provisionedBy != nil && !a.deleted && !used[h] && !a.provisionedBy.gone() {
 			vs.add(ProvisionedUnsynced, "provisioned storage %s has no volume and was never deleted", h)
 		}
 	}

@@ -102,7 +102,13 @@ func TestCheck(t *testing.T) {
 		{"provisioned storage of a crashed Binder", func() []runtime.Object { return nil },
 			func(r *run) {
 				in := &instance{}
-				in.crash()
+				in.dead.Store(true)
+				r.st.assets["pvc-x"] = &asset{provisionedBy: in}
+			}, nil},
+		{"provisioned storage of a retired Binder", func() []runtime.Object { return nil },
+			func(r *run) {
+				in := &instance{}
+				in.retire()
 				r.st.assets["pvc-x"] = &asset{provisionedBy: in}
 			}, nil},
 		{"volume on deleted storage", func() []runtime.Object {
@@ -239,7 +245,13 @@ func TestStorageChecks(t *testing.T) {
 		{"recycle again after a crash", func(r *run) {
 			in := &instance{}
 			r.st.recycle(in, recycled)
-			in.crash()
+			in.dead.Store(true)
+			r.st.recycle(&instance{}, recycled)
+		}, nil},
+		{"recycle again after a handover", func(r *run) {
+			in := &instance{}
+			r.st.recycle(in, recycled)
+			in.retire()
 			r.st.recycle(&instance{}, recycled)
 		}, nil},
 		{"Binder deletes a Retain volume object", func(r *run) {

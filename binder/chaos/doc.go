@@ -11,12 +11,12 @@
 // that still fails. The tests of this package run a fixed set of seeds in
 // CI; hack/chaos.sh runs many more in parallel.
 //
-// The disturbances come in classes (Class). The classes in KnownBugs still
-// show known problems (see KnownBugs) and are off by default; enable them
-// with -chaos.classes=all (or by name). A run whose settled cluster breaks an
-// invariant that a new Binder then repairs (Result.RepairedByRestart) left
-// the Binder stuck rather than broke something; such seeds fail too, unless
-// -chaos.strict=false.
+// The disturbances come in classes (Class), all on by default; a class
+// that shows a known, unfixed problem goes into KnownBugs, which the
+// default leaves out (-chaos.classes=all, or its name, enables it). A run
+// whose settled cluster breaks an invariant that a new Binder then
+// repairs (Result.RepairedByRestart) left the Binder stuck rather than
+// broke something; such seeds fail too, unless -chaos.strict=false.
 //
 // A run uses a fake clock for the Binder and the Server, real goroutines
 // for the Binder's workers and informers, and waits on conditions (the

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,18 +19,24 @@ import (
 )
 
 // instance is one Binder with its own API client, plugins and event
-// sources. It can crash at its crashAt-th write or storage call: that call
-// is carried out or not (applied), and every later call fails.
+// sources. It crashes when it makes the call its crash plan picks: that
+// call is carried out or not, and every later call fails.
 type instance struct {
-	id      int
-	srv     *bindertest.Server
-	st      *storage
-	vs      *violations
-	crashAt int64
-	applied bool
+	id  int
+	srv *bindertest.Server
+	st  *storage
+	vs  *violations
+	// crash is the run's crash plan; nil for an instance that never
+	// crashes.
+	crash *crashPlan
+	// fence is the instance's Config.Fence; nil in unfenced runs.
+	fence binder.Fence
 
-	calls atomic.Int64
-	dead  atomic.Bool
+	dead atomic.Bool
+	// retired is set when the run stopped the instance while the others
+	// went on (the end of an overlap): like a crash, that may cut one of
+	// its operations short.
+	retired atomic.Bool
 
 	b         *binder.Binder
 	informers []toolscache.SharedIndexInformer
@@ -38,26 +45,43 @@ type instance struct {
 	removes   []func()
 }
 
+// crashPlan crashes the instance that makes the at-th write or storage
+// call of a run, counted over every instance that shares the plan (the
+// first, its restarts and the one overlapping with it), so that a
+// Binder the run replaces early does not take the crash point with it.
+// The call is carried out when applied is set.
+type crashPlan struct {
+	at      int64
+	applied bool
+	calls   atomic.Int64
+}
+
 // call runs one write or storage call of the instance, crashing it when
 // its turn has come.
 func (in *instance) call(do func() error) error {
 	if in.dead.Load() {
 		return errCrashed
 	}
-	n := in.calls.Add(1)
-	if in.crashAt > 0 && n == in.crashAt {
-		if in.applied {
+	if p := in.crash; p != nil && p.at > 0 && p.calls.Add(1) == p.at {
+		if p.applied {
 			_ = do()
 		}
-		in.crash()
+		in.dead.Store(true)
 		return errCrashed
 	}
 	return do()
 }
 
-func (in *instance) crash() { in.dead.Store(true) }
-
 func (in *instance) isDead() bool { return in.dead.Load() }
+
+// gone reports whether the instance crashed or was retired.
+func (in *instance) gone() bool { return in.dead.Load() || in.retired.Load() }
+
+// retire stops the instance while the run goes on.
+func (in *instance) retire() {
+	in.retired.Store(true)
+	in.stop()
+}
 
 // The binder.API of the instance.
 
@@ -127,6 +151,8 @@ const (
 	retryMaxDelay  = 2 * time.Second
 	opMaxDelay     = 4 * time.Second
 	availableDelay = 2 * time.Second
+	// operationMarkTTL is well below settleRounds*settleStep.
+	operationMarkTTL = time.Minute
 )
 
 // start creates the instance's Binder, wires its event sources and runs
@@ -140,6 +166,13 @@ func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeCloc
 		Provisioning: &binder.ProvisioningConfig{Provisioners: map[string]binder.Provisioner{driver: p},
 			CreateVolumeInterval: time.Second},
 		Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{driver: p}, Recycler: p},
+		Fence:   in.fence,
+		// A Binder that crashes right after it marked a volume for
+		// deletion (AnnOperation) keeps the others off it for the TTL;
+		// the default 5 minutes outlast what is left of the settling
+		// phase (600 s) when the crash comes late in it (seed 1003814:
+		// the volume stayed Failed on deleted storage).
+		OperationMarkTTL: operationMarkTTL,
 	}
 	if c.AvailableDelay {
 		cfg.AvailableDelay = availableDelay
@@ -194,15 +227,19 @@ func (in *instance) stop() {
 
 // caughtUp reports whether the instance's informers hold what the Server
 // holds (always true with handlers).
-func (in *instance) caughtUp() bool {
+func (in *instance) caughtUp() bool { return in.lag() == "" }
+
+// lag names the first object the instance's informers hold in another
+// version than the Server, or "" when they hold what it holds.
+func (in *instance) lag() string {
 	for i, kind := range []bindertest.Kind{bindertest.KindStorageClass, bindertest.KindVolume, bindertest.KindClaim} {
 		if i >= len(in.informers) {
-			return true
+			return ""
 		}
 		want := in.srv.List(kind)
 		store := in.informers[i].GetStore()
-		if len(store.ListKeys()) != len(want) {
-			return false
+		if n := len(store.ListKeys()); n != len(want) {
+			return fmt.Sprintf("Binder %d holds %d objects of %s, the Server %d", in.id, n, kind, len(want))
 		}
 		for _, o := range want {
 			m := o.(metav1.Object)
@@ -211,10 +248,13 @@ func (in *instance) caughtUp() bool {
 				key = m.GetNamespace() + "/" + key
 			}
 			got, ok, _ := store.GetByKey(key)
-			if !ok || got.(metav1.Object).GetResourceVersion() != m.GetResourceVersion() {
-				return false
+			if !ok {
+				return fmt.Sprintf("Binder %d lacks %s %s", in.id, kind, key)
+			}
+			if rv := got.(metav1.Object).GetResourceVersion(); rv != m.GetResourceVersion() {
+				return fmt.Sprintf("Binder %d holds %s %s at resourceVersion %s, the Server at %s", in.id, kind, key, rv, m.GetResourceVersion())
 			}
 		}
 	}
-	return true
+	return ""
 }

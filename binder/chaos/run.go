@@ -30,6 +30,10 @@ type Result struct {
 	// Crashed reports whether a Binder crashed (at Case.CrashAt): false
 	// when the first one made fewer calls.
 	Crashed bool
+	// FenceRefusals counts the calls the Fences of a fenced case
+	// (Case.Fenced) refused: the writes and storage calls of the Binders
+	// that had lost the lease.
+	FenceRefusals int64
 	// State describes every volume and claim at the end, one line each.
 	State []string
 	// RepairedByRestart is set when every violation was of the settled
@@ -73,6 +77,12 @@ type run struct {
 	retained map[string]bool
 	created  int
 	undo     []func()
+	// lease fences the instances of a fenced run (Case.Fenced); nil
+	// otherwise.
+	lease *lease
+	// crash is the crash plan of the instances the case runs (not of the
+	// one secondOpinion starts).
+	crash *crashPlan
 }
 
 // Run executes c and checks the invariants once it has settled. It
@@ -89,6 +99,10 @@ func Run(ctx context.Context, c Case) (Result, error) {
 		fc: testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)), vs: &violations{},
 		retained: map[string]bool{}}
 	r.srv = bindertest.NewWithConfig(bindertest.Config{Clock: r.fc, Seed: &c.Seed, AsyncEvents: c.Async})
+	r.crash = &crashPlan{at: int64(c.CrashAt), applied: c.CrashApplied}
+	if c.Fenced() {
+		r.lease = &lease{}
+	}
 	r.st = newStorage(r.srv, r.vs)
 	vols, claims := cluster(r.rng, c.Objects, r.claimClass, r.staticClass, r.policy)
 	objs := classes()
@@ -107,7 +121,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 			in.stop()
 		}
 	}()
-	if err := r.startInstance(int64(c.CrashAt), c.CrashApplied); err != nil {
+	if err := r.startInstance(r.crash); err != nil {
 		return Result{}, err
 	}
 	r.injectFaults()
@@ -143,7 +157,8 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	}
 	st := r.srv.Stats()
 	return Result{Case: c, Violations: r.vs.all(), Writes: st.TotalWrites(), Faults: st.Faults,
-		Conflicts: st.Conflicts, Instances: len(r.started), Crashed: r.crashed(), State: r.state(), RepairedByRestart: repaired}, nil
+		Conflicts: st.Conflicts, Instances: len(r.started), Crashed: r.crashed(), FenceRefusals: r.fenceRefusals(),
+		State: r.state(), RepairedByRestart: repaired}, nil
 }
 
 // addedVolume records a volume the driver creates or seeds.
@@ -156,15 +171,30 @@ func (r *run) addedVolume(pv *v1.PersistentVolume) {
 	}
 }
 
-// startInstance starts a Binder.
-func (r *run) startInstance(crashAt int64, applied bool) error {
-	in := &instance{id: len(r.started) + 1, srv: r.srv, st: r.st, vs: r.vs, crashAt: crashAt, applied: applied}
+// startInstance starts a Binder with the crash plan crash (nil: it never
+// crashes).
+func (r *run) startInstance(crash *crashPlan) error {
+	in := &instance{id: len(r.started) + 1, srv: r.srv, st: r.st, vs: r.vs, crash: crash}
+	if r.lease != nil {
+		// A new replica leads once it has the Lease: the instance it
+		// replaces (crashed, or overlapping with it) has lost it.
+		in.fence = r.lease.fence(in)
+		r.lease.acquire(in)
+	}
 	if err := in.start(r.ctx, r.c, r.fc); err != nil {
 		return fmt.Errorf("chaos: start Binder %d: %w", in.id, err)
 	}
 	r.started = append(r.started, in)
 	r.live = append(r.live, in)
 	return nil
+}
+
+// fenceRefusals returns the calls the lease's fences refused.
+func (r *run) fenceRefusals() int64 {
+	if r.lease == nil {
+		return 0
+	}
+	return r.lease.refused.Load()
 }
 
 // crashed reports whether an instance crashed.
@@ -180,7 +210,7 @@ func (r *run) restartCrashed() error {
 		}
 		in.stop()
 		r.live = append(r.live[:i:i], r.live[i+1:]...)
-		if err := r.startInstance(0, false); err != nil {
+		if err := r.startInstance(r.crash); err != nil {
 			return err
 		}
 		return r.restartCrashed()
@@ -216,12 +246,12 @@ func (r *run) disturb() error {
 		}
 		switch step {
 		case overlapAt:
-			if err := r.startInstance(0, false); err != nil {
+			if err := r.startInstance(r.crash); err != nil {
 				return err
 			}
 		case overlapEnd:
 			if len(r.live) > 1 {
-				r.live[0].stop()
+				r.live[0].retire()
 				r.live = r.live[1:]
 			}
 		}
@@ -243,7 +273,26 @@ func (r *run) disturb() error {
 	if resume != nil {
 		resume()
 	}
+	r.stopFenced()
 	return r.ctx.Err()
+}
+
+// stopFenced stops the live instances that lost the lease of a fenced
+// run, as `volbind controller` stops its Binder once it notices it no
+// longer leads: a fenced Binder retries its refused writes forever.
+func (r *run) stopFenced() {
+	if r.lease == nil {
+		return
+	}
+	kept := r.live[:0:0]
+	for _, in := range r.live {
+		if r.lease.holds(in) {
+			kept = append(kept, in)
+			continue
+		}
+		in.retire()
+	}
+	r.live = kept
 }
 
 // step advances the fake clock by d once the goroutines that set timers
@@ -351,8 +400,18 @@ func (r *run) caughtUp() bool {
 
 // busyReport says what kept a run from settling.
 func (r *run) busyReport() string {
-	return fmt.Sprintf("resourceVersion %s, %d held events, %d live Binders, caught up %t",
-		r.srv.ResourceVersion(), r.srv.HeldEvents(), len(r.live), r.caughtUp())
+	lag := "caught up"
+	if !r.caughtUp() {
+		lag = "not caught up"
+		for _, in := range r.live {
+			if l := in.lag(); l != "" {
+				lag += ": " + l
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("resourceVersion %s, %d held events, %d live Binders, %s",
+		r.srv.ResourceVersion(), r.srv.HeldEvents(), len(r.live), lag)
 }
 
 // state describes every volume and claim, one line each.
@@ -376,7 +435,7 @@ func (r *run) secondOpinion() (bool, error) {
 	if len(r.vs.all()) == 0 {
 		return false, nil
 	}
-	if err := r.startInstance(0, false); err != nil {
+	if err := r.startInstance(nil); err != nil {
 		return false, err
 	}
 	_, err := r.settle()

@@ -173,8 +173,11 @@ func (st *storage) recycle(inst *instance, pv *v1.PersistentVolume) {
 	if a.recycledBy == nil {
 		a.recycledBy = make(map[string]*instance)
 	}
-	if prev := a.recycledBy[life]; prev != nil && !prev.isDead() {
-		st.vs.add(ReclaimedTwice, "volume %s recycled twice after the release from claim %s, no crash between", pv.Name, claim)
+	// An instance that crashed or was retired between its scrub and its
+	// write that makes the volume Available leaves nothing that says the
+	// scrub is done: the next one scrubs again, as Kubernetes does.
+	if prev := a.recycledBy[life]; prev != nil && !prev.gone() {
+		st.vs.add(ReclaimedTwice, "volume %s recycled twice after the release from claim %s, no crash or handover between", pv.Name, claim)
 	}
 	a.recycledBy[life] = inst
 	st.mu.Unlock()
