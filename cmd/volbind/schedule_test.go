@@ -338,13 +338,13 @@ func TestSimulateGeneratedPods(t *testing.T) {
 			if exp.Pods != 60 || len(objs.Pods) != 60 || len(objs.Nodes) != 6+o.Scenario.Zones {
 				t.Fatalf("generated %d pods, %d nodes; expectation %d pods", len(objs.Pods), len(objs.Nodes), exp.Pods)
 			}
+			nodes := map[string]string{} // before runSimulation, which consumes objs
+			for _, p := range objs.Pods {
+				nodes[p.Name] = anyNode
+			}
 			res, err := runSimulation(quiet(t), o, objs, io.Discard)
 			if err != nil {
 				t.Fatalf("runSimulation: %v", err)
-			}
-			nodes := map[string]string{}
-			for _, p := range objs.Pods {
-				nodes[p.Name] = anyNode
 			}
 			checkScheduled(t, res, nodes, nil)
 			r := res.report
