@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 )
 
@@ -111,13 +110,8 @@ func podViolations(pod *v1.Pod, nodes map[string]*v1.Node, claims map[string]*v1
 	var out []string
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
-		name := ""
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			name = vol.PersistentVolumeClaim.ClaimName
-		case vol.Ephemeral != nil:
-			name = ephemeral.VolumeClaimName(pod, vol)
-		default:
+		name := podClaimName(pod, vol)
+		if name == "" {
 			continue
 		}
 		claimKey := pod.Namespace + "/" + name

@@ -257,13 +257,8 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 func (s *podScheduler) preFilter(pod *v1.Pod) string {
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
-		name := ""
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			name = vol.PersistentVolumeClaim.ClaimName
-		case vol.Ephemeral != nil:
-			name = ephemeral.VolumeClaimName(pod, vol)
-		default:
+		name := podClaimName(pod, vol)
+		if name == "" {
 			continue
 		}
 		pvc, ok := s.vb.Claim(pod.Namespace, name)
@@ -391,4 +386,17 @@ func fitError(nodes int, preFilter string, reasons map[string]int) string {
 	}
 	sort.Strings(parts)
 	return msg + " " + strings.Join(parts, ", ") + "."
+}
+
+// podClaimName returns the name of the claim that vol of pod uses: its
+// persistentVolumeClaim's, or the claim a generic ephemeral volume gets;
+// "" for a volume of another kind.
+func podClaimName(pod *v1.Pod, vol *v1.Volume) string {
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		return vol.PersistentVolumeClaim.ClaimName
+	case vol.Ephemeral != nil:
+		return ephemeral.VolumeClaimName(pod, vol)
+	}
+	return ""
 }
