@@ -1,7 +1,6 @@
 package volbind_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/volbind/volbind/binder"
-	"github.com/volbind/volbind/binder/bindertest"
 )
 
 // heapProfile names the file BenchmarkMemoryPerPair writes the heap
@@ -64,25 +62,7 @@ func BenchmarkMemoryPerPair(b *testing.B) {
 func memoryPerPair(b *testing.B, objs []runtime.Object, n int, profile bool) (total, server uint64) {
 	b.StopTimer()
 	before := liveHeap()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := bindertest.New()
-	if err := srv.Seed(ctx, objs...); err != nil {
-		b.Fatal(err)
-	}
-	bd, err := binder.New(srv, binder.Config{ClaimWorkers: 2, VolumeWorkers: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	removeV := srv.AddEventHandler(bindertest.KindVolume, bd.VolumeHandler())
-	removeC := srv.AddEventHandler(bindertest.KindClaim, bd.ClaimHandler())
-	done := make(chan error, 1)
-	b.StartTimer()
-	go func() { done <- bd.Run(ctx) }()
-	if err := bd.WaitForQuiescence(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
+	srv, bd, stop := bindRun(b, binder.Config{ClaimWorkers: 2, VolumeWorkers: 2}, objs)
 	bound := 0
 	for _, pvc := range srv.Claims() {
 		if pvc.Status.Phase == v1.ClaimBound {
@@ -97,12 +77,7 @@ func memoryPerPair(b *testing.B, objs []runtime.Object, n int, profile bool) (to
 		writeHeapProfile(b, *heapProfile)
 	}
 	goruntime.KeepAlive(bd)
-	cancel()
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
-	removeV()
-	removeC()
+	stop()
 	withServer := liveHeap()
 	goruntime.KeepAlive(srv)
 	goruntime.KeepAlive(objs)

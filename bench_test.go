@@ -101,35 +101,11 @@ func benchmarkBindAll(b *testing.B, objs []runtime.Object, n int, cfg binder.Con
 	var writes, conflicts int64
 	for b.Loop() {
 		b.StopTimer()
-		ctx, cancel := context.WithCancel(context.Background())
-		srv := bindertest.New()
-		if err := srv.Seed(ctx, objs...); err != nil {
-			b.Fatal(err)
-		}
-		bd, err := binder.New(srv, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		removeV := srv.AddEventHandler(bindertest.KindVolume, bd.VolumeHandler())
-		removeC := srv.AddEventHandler(bindertest.KindClaim, bd.ClaimHandler())
-		done := make(chan error, 1)
-		b.StartTimer()
-
-		go func() { done <- bd.Run(ctx) }()
-		if err := bd.WaitForQuiescence(ctx); err != nil {
-			b.Fatal(err)
-		}
-
-		b.StopTimer()
+		srv, _, stop := bindRun(b, cfg, objs)
 		st := srv.Stats()
 		writes += st.TotalWrites()
 		conflicts += st.Conflicts
-		cancel()
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
-		removeV()
-		removeC()
+		stop()
 		for _, pvc := range srv.Claims() {
 			if pvc.Status.Phase != v1.ClaimBound {
 				b.Fatalf("claim %s is %s", pvc.Name, pvc.Status.Phase)
@@ -141,4 +117,41 @@ func benchmarkBindAll(b *testing.B, objs []runtime.Object, n int, cfg binder.Con
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/bindings, "ns/binding")
 	b.ReportMetric(float64(writes)/bindings, "writes/binding")
 	b.ReportMetric(float64(conflicts)/float64(b.N), "conflicts/op")
+}
+
+// bindRun seeds objs into a new in-memory API server, runs a Binder built
+// with cfg on it and times (the timer must be stopped on entry) only the
+// run until the Binder is quiescent. stop ends the Binder, waits for Run
+// to return and removes its handlers.
+func bindRun(b *testing.B, cfg binder.Config, objs []runtime.Object) (srv *bindertest.Server, bd *binder.Binder, stop func()) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv = bindertest.New()
+	if err := srv.Seed(ctx, objs...); err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	bd, err := binder.New(srv, cfg)
+	if err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	removeV := srv.AddEventHandler(bindertest.KindVolume, bd.VolumeHandler())
+	removeC := srv.AddEventHandler(bindertest.KindClaim, bd.ClaimHandler())
+	done := make(chan error, 1)
+	b.StartTimer()
+	go func() { done <- bd.Run(ctx) }()
+	if err := bd.WaitForQuiescence(ctx); err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	return srv, bd, func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		removeV()
+		removeC()
+	}
 }
