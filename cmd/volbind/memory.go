@@ -86,3 +86,23 @@ func writeHeapProfile(name string) error {
 	}
 	return nil
 }
+
+// startCPUProfile starts writing the CPU profile to name; the function it
+// returns stops the profile and closes the file.
+func startCPUProfile(name string) (stop func() error, err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: -cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("simulate: -cpuprofile %s: %w", name, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("simulate: -cpuprofile %s: %w", name, err)
+		}
+		return nil
+	}, nil
+}

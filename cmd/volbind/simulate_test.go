@@ -184,6 +184,7 @@ func TestSimulateCancelled(t *testing.T) {
 
 func TestSimulateCommand(t *testing.T) {
 	profilePath := filepath.Join(t.TempDir(), "heap.out")
+	cpuProfilePath := filepath.Join(t.TempDir(), "cpu.out")
 	tests := []struct {
 		name      string
 		args      []string
@@ -246,20 +247,18 @@ func TestSimulateCommand(t *testing.T) {
 			args: []string{"-volumes", "20", "-claims", "20", "-o", "text", "-memprofile", profilePath},
 			check: func(t *testing.T, stdout, _ string) {
 				wantContains(t, "text report", stdout, "peak heap:         ", "bytes per claim)")
-				// A pprof profile is a gzipped protocol buffer whose string
-				// table names the heap profile's sample types.
-				f, err := os.Open(profilePath)
-				if err != nil {
-					t.Fatal(err)
+				if p := readProfile(t, profilePath); !bytes.Contains(p, []byte("inuse_space")) {
+					t.Errorf("-memprofile wrote no heap profile: %d bytes without inuse_space", len(p))
 				}
-				defer f.Close()
-				zr, err := gzip.NewReader(f)
-				if err != nil {
-					t.Fatalf("-memprofile wrote no pprof profile: %v", err)
-				}
-				data, err := io.ReadAll(zr)
-				if err != nil || !bytes.Contains(data, []byte("inuse_space")) {
-					t.Errorf("-memprofile wrote no heap profile (%v): %d bytes without inuse_space", err, len(data))
+			},
+		},
+		{
+			name: "CPU profile",
+			args: []string{"-volumes", "20", "-claims", "20", "-o", "text", "-cpuprofile", cpuProfilePath},
+			check: func(t *testing.T, stdout, _ string) {
+				wantContains(t, "text report", stdout, "invariants:        ok")
+				if p := readProfile(t, cpuProfilePath); !bytes.Contains(p, []byte("nanoseconds")) {
+					t.Errorf("-cpuprofile wrote no CPU profile: %d bytes without the nanoseconds unit", len(p))
 				}
 			},
 		},
@@ -423,4 +422,24 @@ func TestBindClock(t *testing.T) {
 	if diff := cmp.Diff([]string{"ns/c"}, c.pending()); diff != "" {
 		t.Errorf("pending() (-want +got):\n%s", diff)
 	}
+}
+
+// readProfile returns the uncompressed pprof profile in name: a gzipped
+// protocol buffer whose string table names its sample types and units.
+func readProfile(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s is no pprof profile: %v", name, err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return data
 }
