@@ -201,7 +201,7 @@ func (e *env) newBinder(cfg Config) *Binder {
 	e.t.Helper()
 	e.rec = record.NewFakeRecorder(1000)
 	cfg.Clock, cfg.Recorder = e.fc, e.rec
-	b, err := New(e.srv, cfg)
+	b, err := New(newResultCheck(e.t, e.srv), cfg)
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}

@@ -30,6 +30,24 @@ type Config struct {
 	// DefaultHistory; a negative value keeps none: only a watch from the
 	// current resourceVersion resumes.
 	History int
+	// SharedResults makes every request that returns an object (Create,
+	// Update, UpdateStatus, Get and their typed forms) return the stored
+	// version itself instead of a deep copy: it is shared with the Server
+	// and with event handlers, so the caller must never modify it, as
+	// handlers must never modify theirs. A binder.Binder never modifies
+	// what its API returns (binder.VolumeAPI), so a Server that only a
+	// Binder writes to can set it: the Binder's cache of the versions it
+	// wrote then shares them with the Server instead of holding copies
+	// (one deep copy less per write, about 1 KB of heap less per bound
+	// pair). False (the default) returns copies the caller owns.
+	SharedResults bool
+	// AdoptSeeds makes Seed and SeedInvalid store the objects they are
+	// given instead of deep copies: Seed sets their resourceVersion, uid,
+	// creationTimestamp and defaults, whether or not it succeeds, and the
+	// caller must neither use nor modify them afterwards (nor pass one
+	// twice). It saves a copy of every seeded object, which matters when
+	// seeding millions of them. False (the default) copies them.
+	AdoptSeeds bool
 }
 
 // New returns an empty Server with the zero Config: NewWithConfig(Config{}).
@@ -39,7 +57,7 @@ func New() *Server { return NewWithConfig(Config{}) }
 // NewWithConfig returns an empty Server configured by cfg. It starts no
 // goroutines.
 func NewWithConfig(cfg Config) *Server {
-	s := &Server{clk: cfg.Clock, async: cfg.AsyncEvents}
+	s := &Server{clk: cfg.Clock, async: cfg.AsyncEvents, sharedResults: cfg.SharedResults, adoptSeeds: cfg.AdoptSeeds}
 	if s.clk == nil {
 		s.clk = clock.RealClock{}
 	}

@@ -95,8 +95,10 @@ func withStatus(old, in object) object {
 	return shallowCopy(old)
 }
 
-// withMetaAndSpec returns a new version with deep copies of in's metadata
-// and spec (everything but status) and old's status, shared (an update).
+// withMetaAndSpec returns a new version with copies of in's metadata and
+// spec (everything but status) and old's status, shared (an update). The
+// copies of a volume's or claim's share with old what in shares with it
+// (objects_share.go).
 // Type metadata is left empty, as stored versions have none.
 func withMetaAndSpec(in, old object) object {
 	switch t := in.(type) {
@@ -110,14 +112,16 @@ func withMetaAndSpec(in, old object) object {
 		t.Spec.DeepCopyInto(&n.Spec)
 		return n
 	case *v1.PersistentVolume:
-		n := &v1.PersistentVolume{Status: old.(*v1.PersistentVolume).Status}
-		t.ObjectMeta.DeepCopyInto(&n.ObjectMeta)
-		t.Spec.DeepCopyInto(&n.Spec)
+		o := old.(*v1.PersistentVolume)
+		n := &v1.PersistentVolume{Status: o.Status}
+		metaSharing(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
+		volumeSpecSharing(&n.Spec, &t.Spec, &o.Spec)
 		return n
 	case *v1.PersistentVolumeClaim:
-		n := &v1.PersistentVolumeClaim{Status: old.(*v1.PersistentVolumeClaim).Status}
-		t.ObjectMeta.DeepCopyInto(&n.ObjectMeta)
-		t.Spec.DeepCopyInto(&n.Spec)
+		o := old.(*v1.PersistentVolumeClaim)
+		n := &v1.PersistentVolumeClaim{Status: o.Status}
+		metaSharing(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
+		claimSpecSharing(&n.Spec, &t.Spec, &o.Spec)
 		return n
 	case *v1.Pod:
 		n := &v1.Pod{Status: old.(*v1.Pod).Status}

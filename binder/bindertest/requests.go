@@ -13,15 +13,25 @@ import (
 
 // Every request method blocks only for injected latency, returns ctx's
 // error when ctx is done before it starts, never retains or modifies its
-// argument, and returns a deep copy that the caller owns.
+// argument, and returns a deep copy that the caller owns (or, with
+// Config.SharedResults, the stored version itself, read-only).
 
-// owned returns a deep copy of the stored version o as T.
-func owned[T object](o object, err error) (T, error) {
+// result returns what a request returns for the stored version o: a deep
+// copy, or o itself with Config.SharedResults.
+func (s *Server) result(o object, err error) (object, error) {
+	if err != nil || s.sharedResults {
+		return o, err
+	}
+	return deepCopy(o), nil
+}
+
+// as returns o as T.
+func as[T object](o object, err error) (T, error) {
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	return deepCopy(o).(T), nil
+	return o.(T), nil
 }
 
 // generic validates an untyped argument of a generic request.
@@ -47,7 +57,7 @@ func (s *Server) Create(ctx context.Context, obj runtime.Object) (runtime.Object
 	if err != nil {
 		return nil, err
 	}
-	return owned[object](s.create(ctx, k, o))
+	return as[object](s.result(s.create(ctx, k, o)))
 }
 
 // Update writes obj's metadata and spec; the stored status is kept. A
@@ -58,7 +68,7 @@ func (s *Server) Update(ctx context.Context, obj runtime.Object) (runtime.Object
 	if err != nil {
 		return nil, err
 	}
-	return owned[object](s.update(ctx, k, o, false))
+	return as[object](s.result(s.update(ctx, k, o, false)))
 }
 
 // UpdateStatus writes obj's status subresource; the stored metadata and
@@ -69,7 +79,7 @@ func (s *Server) UpdateStatus(ctx context.Context, obj runtime.Object) (runtime.
 	if err != nil {
 		return nil, err
 	}
-	return owned[object](s.update(ctx, k, o, true))
+	return as[object](s.result(s.update(ctx, k, o, true)))
 }
 
 // Delete deletes an object (namespace is ignored for cluster-scoped kinds).
@@ -89,23 +99,23 @@ func (s *Server) Get(ctx context.Context, kind Kind, namespace, name string) (ru
 	if !kind.namespaced() {
 		namespace = ""
 	}
-	return owned[object](s.get(ctx, kind, namespace, name))
+	return as[object](s.result(s.get(ctx, kind, namespace, name)))
 }
 
 // CreateVolume creates pv (see Create).
 func (s *Server) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	return owned[*v1.PersistentVolume](s.create(ctx, KindVolume, pv))
+	return as[*v1.PersistentVolume](s.result(s.create(ctx, KindVolume, pv)))
 }
 
 // UpdateVolume writes pv's metadata and spec (see Update).
 func (s *Server) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	return owned[*v1.PersistentVolume](s.update(ctx, KindVolume, pv, false))
+	return as[*v1.PersistentVolume](s.result(s.update(ctx, KindVolume, pv, false)))
 }
 
 // UpdateVolumeStatus writes pv's status (see UpdateStatus). A phase change
 // sets status.lastPhaseTransitionTime unless the request changes it.
 func (s *Server) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	return owned[*v1.PersistentVolume](s.update(ctx, KindVolume, pv, true))
+	return as[*v1.PersistentVolume](s.result(s.update(ctx, KindVolume, pv, true)))
 }
 
 // DeleteVolume deletes the volume (see Delete).
@@ -115,12 +125,12 @@ func (s *Server) DeleteVolume(ctx context.Context, name string) error {
 
 // GetVolume returns the volume or a NotFound error.
 func (s *Server) GetVolume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
-	return owned[*v1.PersistentVolume](s.get(ctx, KindVolume, "", name))
+	return as[*v1.PersistentVolume](s.result(s.get(ctx, KindVolume, "", name)))
 }
 
 // CreateClaim creates pvc (see Create).
 func (s *Server) CreateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	return owned[*v1.PersistentVolumeClaim](s.create(ctx, KindClaim, pvc))
+	return as[*v1.PersistentVolumeClaim](s.result(s.create(ctx, KindClaim, pvc)))
 }
 
 // UpdateClaim writes pvc's metadata and spec (see Update). As in
@@ -128,12 +138,12 @@ func (s *Server) CreateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim)
 // and, for a bound claim, the storage request (may grow) and
 // volumeAttributesClassName.
 func (s *Server) UpdateClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	return owned[*v1.PersistentVolumeClaim](s.update(ctx, KindClaim, pvc, false))
+	return as[*v1.PersistentVolumeClaim](s.result(s.update(ctx, KindClaim, pvc, false)))
 }
 
 // UpdateClaimStatus writes pvc's status (see UpdateStatus).
 func (s *Server) UpdateClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	return owned[*v1.PersistentVolumeClaim](s.update(ctx, KindClaim, pvc, true))
+	return as[*v1.PersistentVolumeClaim](s.result(s.update(ctx, KindClaim, pvc, true)))
 }
 
 // DeleteClaim deletes the claim (see Delete).
@@ -143,46 +153,46 @@ func (s *Server) DeleteClaim(ctx context.Context, namespace, name string) error 
 
 // GetClaim returns the claim or a NotFound error.
 func (s *Server) GetClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
-	return owned[*v1.PersistentVolumeClaim](s.get(ctx, KindClaim, namespace, name))
+	return as[*v1.PersistentVolumeClaim](s.result(s.get(ctx, KindClaim, namespace, name)))
 }
 
 // CreateClass creates the StorageClass sc (see Create). Unset reclaimPolicy
 // and volumeBindingMode get the API's defaults (Delete, Immediate).
 func (s *Server) CreateClass(ctx context.Context, sc *storagev1.StorageClass) (*storagev1.StorageClass, error) {
-	return owned[*storagev1.StorageClass](s.create(ctx, KindStorageClass, sc))
+	return as[*storagev1.StorageClass](s.result(s.create(ctx, KindStorageClass, sc)))
 }
 
 // GetClass returns the StorageClass or a NotFound error.
 func (s *Server) GetClass(ctx context.Context, name string) (*storagev1.StorageClass, error) {
-	return owned[*storagev1.StorageClass](s.get(ctx, KindStorageClass, "", name))
+	return as[*storagev1.StorageClass](s.result(s.get(ctx, KindStorageClass, "", name)))
 }
 
 // CreateNode creates node (see Create); its status is kept, as the kubelet
 // registers a node with it.
 func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	return owned[*v1.Node](s.create(ctx, KindNode, node))
+	return as[*v1.Node](s.result(s.create(ctx, KindNode, node)))
 }
 
 // GetNode returns the node or a NotFound error.
 func (s *Server) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	return owned[*v1.Node](s.get(ctx, KindNode, "", name))
+	return as[*v1.Node](s.result(s.get(ctx, KindNode, "", name)))
 }
 
 // CreatePod creates pod (see Create) with phase Pending. It returns an
 // AlreadyExists error when the name is taken.
 func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
-	return owned[*v1.Pod](s.create(ctx, KindPod, pod))
+	return as[*v1.Pod](s.result(s.create(ctx, KindPod, pod)))
 }
 
 // GetPod returns the pod or a NotFound error.
 func (s *Server) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
-	return owned[*v1.Pod](s.get(ctx, KindPod, namespace, name))
+	return as[*v1.Pod](s.result(s.get(ctx, KindPod, namespace, name)))
 }
 
 // UpdatePodStatus writes pod's status (see UpdateStatus); tests use it to
 // play the kubelet (e.g. set phase Succeeded).
 func (s *Server) UpdatePodStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
-	return owned[*v1.Pod](s.update(ctx, KindPod, pod, true))
+	return as[*v1.Pod](s.result(s.update(ctx, KindPod, pod, true)))
 }
 
 // DeletePod deletes the pod or returns a NotFound error. Without a kubelet

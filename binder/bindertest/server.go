@@ -75,6 +75,8 @@ type Server struct {
 	seeded bool
 	// async is Config.AsyncEvents.
 	async bool
+	// sharedResults is Config.SharedResults, adoptSeeds Config.AdoptSeeds.
+	sharedResults, adoptSeeds bool
 
 	// mu guards every field below it up to dmu. Writes hold it
 	// exclusively; reads share it.
@@ -180,7 +182,10 @@ func checkArg(kind Kind, in object) error {
 // no type metadata, validation (unless check is false) and (create only)
 // the API's reset of status and system fields.
 func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, error) {
-	obj := deepCopy(in)
+	obj := in
+	if !seed || !s.adoptSeeds {
+		obj = deepCopy(in)
+	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	if !kind.namespaced() {
 		obj.SetNamespace("")
@@ -344,24 +349,49 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		now = s.now()
 	}
 
-	s.mu.Lock()
-	old, ok := s.objs[kind][key]
-	if !ok {
-		s.mu.Unlock()
-		return nil, notFound(kind, name)
+	for {
+		s.mu.RLock()
+		old, ok := s.objs[kind][key]
+		_, unvalidated := s.unvalidated[old]
+		s.mu.RUnlock()
+		if !ok {
+			return nil, notFound(kind, name)
+		}
+		if wantRV != 0 && wantRV != storedRV(old) {
+			s.stats.conflicts.Add(1)
+			return nil, conflict(kind, name)
+		}
+		next, err := nextVersion(kind, in, old, status, unvalidated, now)
+		if err != nil {
+			return nil, err
+		}
+		if next == old {
+			// A no-op update writes nothing: same resourceVersion, no event.
+			return old, post
+		}
+		if s.commitUpdate(kind, key, old, next, status) {
+			return next, post
+		}
+		// Another write replaced old while next was built from it: build
+		// again from the new version, as kube-apiserver's guaranteed
+		// update does (a write with a resourceVersion then conflicts).
 	}
-	if wantRV != 0 && wantRV != storedRV(old) {
-		s.mu.Unlock()
-		s.stats.conflicts.Add(1)
-		return nil, conflict(kind, name)
-	}
+}
+
+// nextVersion builds and validates the version an update (status=false)
+// or status update (status=true) of the stored old with in would store,
+// or returns old when the update changes nothing. unvalidated says that
+// old was stored by SeedInvalid. It reads only old and in (no Server
+// state), so that updates build and validate in parallel, outside s.mu:
+// with 2 workers it took a simulated binding of 200,000 pairs from X s to
+// Y s (2 cores).
+func nextVersion(kind Kind, in, old object, status, unvalidated bool, now metav1.Time) (object, error) {
 	var next object
 	if status {
 		next = withStatus(old, in)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
-		if err := validateStatusUpdate(kind, next, old, s.metaRuleLocked(next, old)); err != nil {
-			s.mu.Unlock()
+		if err := validateStatusUpdate(kind, next, old, metaRuleFor(next, old, unvalidated)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -371,16 +401,26 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		}
 		applyDefaults(next)
 		keepSystemFields(next, old)
-		if err := validateUpdate(kind, next, old, s.metaRuleLocked(next, old)); err != nil {
-			s.mu.Unlock()
+		if err := validateUpdate(kind, next, old, metaRuleFor(next, old, unvalidated)); err != nil {
 			return nil, err
 		}
 	}
 	next.SetResourceVersion(old.GetResourceVersion())
 	if unchanged(next, old, status) {
-		// A no-op update writes nothing: same resourceVersion, no event.
+		return old, nil
+	}
+	return next, nil
+}
+
+// commitUpdate stores next in place of old under a new resourceVersion and
+// commits its event (Deleted when next is being deleted and has no
+// finalizer left), unless another write has replaced old since: then it
+// stores nothing and returns false.
+func (s *Server) commitUpdate(kind Kind, key string, old, next object, status bool) bool {
+	s.mu.Lock()
+	if s.objs[kind][key] != old {
 		s.mu.Unlock()
-		return old, post
+		return false
 	}
 	s.rv++
 	next.SetResourceVersion(formatRV(s.rv))
@@ -404,7 +444,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	if queued {
 		s.deliver()
 	}
-	return next, post
+	return true
 }
 
 // keepSystemFields sets the metadata an update cannot change to old's, as

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/volbind/volbind/binder/bindertest"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -40,5 +42,68 @@ func TestSharedListsAreStoredVersions(t *testing.T) {
 	}
 	if got := s.SharedVolumes()[0]; got == vols[0] || got.Status.Phase != v1.VolumeAvailable {
 		t.Errorf("SharedVolumes() after the update = %s (same object %v), want the new Available version", got.Status.Phase, got == vols[0])
+	}
+}
+
+// TestSharedResults checks that with Config.SharedResults the writes and
+// reads return the stored version itself (what SharedVolumes and handlers
+// see), and that without it they return copies the caller owns.
+func TestSharedResults(t *testing.T) {
+	ctx := context.Background()
+	for _, shared := range []bool{false, true} {
+		s, _ := newServerWith(t, bindertest.Config{SharedResults: shared})
+		created := mustCreateVolume(t, s, newVolume("pv-1", "1Gi"))
+		pv := created.DeepCopy()
+		pv.Status.Phase = v1.VolumeAvailable
+		updated, err := s.UpdateVolumeStatus(ctx, pv)
+		if err != nil {
+			t.Fatalf("shared=%v: UpdateVolumeStatus = %v", shared, err)
+		}
+		got, err := s.GetVolume(ctx, "pv-1")
+		if err != nil {
+			t.Fatalf("shared=%v: GetVolume = %v", shared, err)
+		}
+		stored := s.SharedVolumes()[0]
+		for _, r := range []struct {
+			request string
+			obj     *v1.PersistentVolume
+		}{{"UpdateVolumeStatus", updated}, {"GetVolume", got}} {
+			if (r.obj == stored) != shared {
+				t.Errorf("shared=%v: %s returned the stored version: %v, want %v", shared, r.request, r.obj == stored, shared)
+			}
+		}
+		if pv == updated {
+			t.Errorf("shared=%v: UpdateVolumeStatus returned its argument", shared)
+		}
+		if !shared {
+			got.Labels = map[string]string{"changed": "by the caller"}
+			if s.SharedVolumes()[0].Labels["changed"] != "" {
+				t.Errorf("a change of GetVolume's result reached the stored version")
+			}
+		}
+	}
+}
+
+// TestAdoptSeeds checks that with Config.AdoptSeeds Seed stores the objects
+// it is given (with its resourceVersion and defaults set in them), and that
+// without it it stores copies and leaves the objects as they were.
+func TestAdoptSeeds(t *testing.T) {
+	ctx := context.Background()
+	for _, adopt := range []bool{false, true} {
+		s, _ := newServerWith(t, bindertest.Config{AdoptSeeds: adopt})
+		pv := newVolume("pv-1", "1Gi")
+		if err := s.Seed(ctx, pv); err != nil {
+			t.Fatalf("adopt=%v: Seed = %v", adopt, err)
+		}
+		stored := s.SharedVolumes()[0]
+		if (stored == pv) != adopt {
+			t.Errorf("adopt=%v: the stored version is the seeded object: %v, want %v", adopt, stored == pv, adopt)
+		}
+		if stored.ResourceVersion == "" || stored.Status.Phase != v1.VolumePending {
+			t.Errorf("adopt=%v: stored version has resourceVersion %q and phase %q, want one and Pending", adopt, stored.ResourceVersion, stored.Status.Phase)
+		}
+		if !adopt && (pv.ResourceVersion != "" || pv.Status.Phase != "") {
+			t.Errorf("Seed without AdoptSeeds changed its argument: resourceVersion %q, phase %q", pv.ResourceVersion, pv.Status.Phase)
+		}
 	}
 }

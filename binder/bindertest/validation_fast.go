@@ -11,11 +11,11 @@ import (
 // find nothing changed. It covers the spec updates of a binding, which
 // change only fields no rule reads: a volume's claimRef, a claim's
 // volumeName set for the first time (and annotations, see
-// metaRuleLocked). A false result is no verdict: validateUpdate then runs
+// metaRuleFor). A false result is no verdict: validateUpdate then runs
 // every rule, so the field paths of an error are those of the full
 // validation.
 //
-// With metaRuleLocked's rule for annotations, it took the root
+// With metaRuleFor's rule for annotations, it took the root
 // BenchmarkBinderBindAll (claims=10000/workers=1, 2 shared cores) from
 // 2.47 M to 1.19 M allocations (247 to 119 per binding) and
 // BenchmarkUpdateVolume/mode=serial from 85 to 25 allocations and 7.7 to

@@ -3,6 +3,7 @@ package bindertest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,7 +12,7 @@ import (
 )
 
 // TestUpdateFastPathMatchesFullValidation: for updates of validated stored
-// versions, the verdict of validateUpdate with the rules metaRuleLocked
+// versions, the verdict of validateUpdate with the rules metaRuleFor
 // picks (and its fast path) is that of the full validation, error for
 // error; the updates a binding makes take the fast path.
 func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
@@ -66,6 +67,14 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 			claimRef(o.(*v1.PersistentVolume))
 			o.(*v1.PersistentVolume).Annotations["bad key!"] = "x"
 		}},
+		{name: "pv claimRef and annotations over the size limit", kind: KindVolume, key: "pv-csi", edit: func(o object) {
+			claimRef(o.(*v1.PersistentVolume))
+			o.(*v1.PersistentVolume).Annotations["a"] = strings.Repeat("x", 256*1024)
+		}},
+		{name: "pv claimRef and a changed annotation", kind: KindVolume, key: "pv-csi", fast: true, valid: true, edit: func(o object) {
+			claimRef(o.(*v1.PersistentVolume))
+			o.(*v1.PersistentVolume).Annotations["a"] = "c"
+		}},
 		{name: "pv mount options annotation", kind: KindVolume, key: "pv-csi", edit: func(o object) {
 			o.(*v1.PersistentVolume).Annotations[mountOptionsAnnotation] = "ro"
 		}},
@@ -110,9 +119,10 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 			keepSystemFields(next, old)
 
 			full := validateUpdate(tc.kind, next, old, revalidateMeta)
-			s.mu.Lock()
-			rule := s.metaRuleLocked(next, old)
-			s.mu.Unlock()
+			s.mu.RLock()
+			_, unvalidated := s.unvalidated[old]
+			s.mu.RUnlock()
+			rule := metaRuleFor(next, old, unvalidated)
 			fast := rule == metaValid && specStillValid(next, old)
 			got := validateUpdate(tc.kind, next, old, rule)
 			if fmt.Sprint(got) != fmt.Sprint(full) {

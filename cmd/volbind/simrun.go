@@ -233,7 +233,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		stopHeap()
 		sampling.Wait()
 	}()
-	srv := bindertest.New()
+	// Only the Binder and the simulated scheduler write, and neither
+	// modifies what the API returns: the Binder's cache of its writes
+	// shares the stored versions instead of holding copies, and the
+	// consumed input is stored without a copy.
+	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true})
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
 	cfg := binder.Config{
