@@ -30,7 +30,7 @@ func TestParseSimulateFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
+			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
 		},
 		{
 			name: "every flag",
@@ -43,7 +43,7 @@ func TestParseSimulateFlags(t *testing.T) {
 		{
 			name: "pods and provisioning",
 			args: []string{"-pods", "100", "-nodes", "20", "-provision"},
-			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
+			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
 		},
 		{
 			name: "double-dash flags, no resync, no progress",
@@ -51,10 +51,15 @@ func TestParseSimulateFlags(t *testing.T) {
 			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: -1, Deadline: 2 * time.Minute, Output: "yaml"},
 		},
 		{
+			name: "auto resync after a duration",
+			args: []string{"-resync", "1m", "-resync", "auto"},
+			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
+		},
+		{
 			name: "repeatable -f",
 			args: []string{"-f", "a.yaml", "-f", "-", "-allow-unknown", "-dump-objects", "out.yaml"},
 			want: simulateOptions{Scenario: defaultScenario(), Files: []string{"a.yaml", "-"}, AllowUnknown: true, DumpObjects: "out.yaml",
-				Workers: 2, ResyncPeriod: 15 * time.Second, Deadline: 2 * time.Minute, Output: "text"},
+				Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
 		},
 		{name: "-f with -zones", args: []string{"-f", "a.yaml", "-zones", "0"}, wantErr: "-zones shape a generated cluster and cannot be used with -f"},
 		{name: "-f with -claims and -volumes", args: []string{"-claims", "5", "-f", "a.yaml", "-volumes", "5"}, wantErr: "-claims, -volumes"},
@@ -65,6 +70,7 @@ func TestParseSimulateFlags(t *testing.T) {
 		{name: "bad progress", args: []string{"-progress", "sometimes"}, wantErr: "-progress"},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: "-workers"},
 		{name: "negative resync", args: []string{"-resync", "-1s"}, wantErr: "-resync"},
+		{name: "resync neither auto nor a duration", args: []string{"-resync", "often"}, wantErr: "-resync"},
 		{name: "zero deadline", args: []string{"-deadline", "0"}, wantErr: "-deadline"},
 		{name: "conflict rate of 1", args: []string{"-conflict-rate", "1"}, wantErr: "-conflict-rate"},
 		{name: "negative fail rate", args: []string{"-fail-rate", "-0.1"}, wantErr: "-fail-rate"},
@@ -168,6 +174,19 @@ func TestFlagErrors(t *testing.T) {
 		err := run(t.Context(), tc.args, nil, io.Discard, io.Discard)
 		if err == nil || errors.Is(err, flag.ErrHelp) != tc.help || isFlagError(err) != tc.flagSyntax {
 			t.Errorf("run(%q) = %v: help %v, flag syntax %v; want %v, %v", tc.args, err, errors.Is(err, flag.ErrHelp), isFlagError(err), tc.help, tc.flagSyntax)
+		}
+	}
+}
+
+// TestAutoResync checks -resync auto's period: kube-controller-manager's
+// 15 s up to 500,000 volumes and claims, then 30 µs per object.
+func TestAutoResync(t *testing.T) {
+	for _, tc := range []struct {
+		objects int
+		want    time.Duration
+	}{{0, 15 * time.Second}, {20_000, 15 * time.Second}, {500_000, 15 * time.Second}, {1_000_000, 30 * time.Second}, {2_000_000, time.Minute}} {
+		if got := autoResync(tc.objects); got != tc.want {
+			t.Errorf("autoResync(%d) = %v, want %v", tc.objects, got, tc.want)
 		}
 	}
 }

@@ -238,6 +238,9 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	// shares the stored versions instead of holding copies, and the
 	// consumed input is stored without a copy.
 	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true})
+	if o.ResyncAuto {
+		o.ResyncPeriod = autoResync(len(objs.Volumes) + len(objs.Claims))
+	}
 	events := newEventLog()
 	reg := prometheus.NewRegistry()
 	cfg := binder.Config{
