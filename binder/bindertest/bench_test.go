@@ -17,7 +17,13 @@ import (
 // Binder has) counting events.
 func benchServer(b *testing.B) *bindertest.Server {
 	b.Helper()
-	s, _ := newServer(b)
+	return benchServerWith(b, bindertest.Config{})
+}
+
+// benchServerWith is benchServer with cfg (and a fake clock).
+func benchServerWith(b *testing.B, cfg bindertest.Config) *bindertest.Server {
+	b.Helper()
+	s, _ := newServerWith(b, cfg)
 	var events atomic.Int64
 	s.AddEventHandler(bindertest.KindVolume, toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { events.Add(1) },
@@ -96,6 +102,22 @@ func benchUpdate(b *testing.B, status bool) {
 			i++
 			var err error
 			if pv, err = write(s, pv, i); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mode=serial/results=shared", func(b *testing.B) {
+		// As a Binder writes with Config.SharedResults: a shallow copy of
+		// the version the last write returned, sharing its maps.
+		s := benchServerWith(b, bindertest.Config{SharedResults: true})
+		pv := mustCreateVolume(b, s, newVolume("pv", "1Gi"))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			next := *pv
+			var err error
+			if pv, err = write(s, &next, i); err != nil {
 				b.Fatal(err)
 			}
 		}
