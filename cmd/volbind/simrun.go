@@ -236,8 +236,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	// Only the Binder and the simulated scheduler write, and neither
 	// modifies what the API returns: the Binder's cache of its writes
 	// shares the stored versions instead of holding copies, and the
-	// consumed input is stored without a copy.
-	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true})
+	// consumed input is stored without a copy. Events reach the handlers
+	// on the API's own goroutine, after the write, as from informers: no
+	// worker stops its syncs to deliver them (settledBinder waits for
+	// both).
+	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true, AsyncEvents: true})
 	if o.ResyncAuto {
 		o.ResyncPeriod = autoResync(len(objs.Volumes) + len(objs.Claims))
 	}
@@ -261,10 +264,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		defer srv.AddEventHandler(bindertest.KindPod, indexerHandler(pods))()
 		cfg.Pods = binder.IndexerPods{Indexer: pods}
 	}
-	b, err := binder.New(srv, cfg)
+	bb, err := binder.New(srv, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
+	b := settledBinder{Binder: bb, srv: srv}
 	for _, r := range []struct {
 		kind bindertest.Kind
 		h    toolscache.ResourceEventHandler
@@ -291,6 +295,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	}
 	injectFaults(srv, o)
 	srv.ResetStats()
+	// The handlers have their replay of what is stored (the indexers the
+	// Binder reads included) before the Binder runs.
+	if err := srv.WaitForEvents(ctx); err != nil {
+		return nil, err
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	var runErr error
@@ -343,8 +352,11 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		}
 		defer sched.stop()
 		if waitErr == nil {
+			waitErr = srv.WaitForEvents(waitCtx) // the scheduler's caches
+		}
+		if waitErr == nil {
 			waitErr = sched.run(waitCtx, func(ctx context.Context) error {
-				n, err := settle(ctx, srv, b, clock)
+				n, err := settle(ctx, b, clock)
 				passes += n
 				return err
 			})
@@ -449,14 +461,43 @@ func waitStarted(ctx context.Context, g prometheus.Gatherer, runDone <-chan stru
 // scheduler's writes: their events delivered, the queues drained and the
 // claims left pending synced again (resyncPending, whose passes it
 // returns).
-func settle(ctx context.Context, srv *bindertest.Server, b *binder.Binder, claims interface{ pending() []string }) (int, error) {
-	if err := srv.WaitForEvents(ctx); err != nil {
-		return 0, err
-	}
+func settle(ctx context.Context, b settledBinder, claims interface{ pending() []string }) (int, error) {
 	if err := b.WaitForQuiescence(ctx); err != nil {
 		return 0, err
 	}
 	return resyncPending(ctx, b, claims)
+}
+
+// settledBinder is a Binder on an in-memory API that delivers its events
+// asynchronously, as informers do (bindertest.Config.AsyncEvents): the
+// Binder can be idle while the events of its last writes, which may give
+// it work, are on their way.
+type settledBinder struct {
+	*binder.Binder
+	srv *bindertest.Server
+}
+
+// WaitForQuiescence waits until every event has been delivered and then
+// the Binder has nothing left to do, with no write in between.
+func (b settledBinder) WaitForQuiescence(ctx context.Context) error {
+	for {
+		rv := b.srv.ResourceVersion()
+		if err := b.srv.WaitForEvents(ctx); err != nil {
+			return err
+		}
+		if err := b.Binder.WaitForQuiescence(ctx); err != nil {
+			return err
+		}
+		if b.srv.ResourceVersion() == rv {
+			return nil
+		}
+	}
+}
+
+// claimSyncer is what resyncPending needs of a running Binder.
+type claimSyncer interface {
+	SyncClaim(ctx context.Context, key string) error
+	WaitForQuiescence(ctx context.Context) error
 }
 
 // maxResyncPasses bounds the passes of resyncPending.
@@ -469,7 +510,7 @@ const maxResyncPasses = 10
 // does not queue the claims waiting for one: a claim synced before its
 // volume was made Available waits for its resync. It returns the number of
 // passes that bound claims.
-func resyncPending(ctx context.Context, b *binder.Binder, claims interface{ pending() []string }) (int, error) {
+func resyncPending(ctx context.Context, b claimSyncer, claims interface{ pending() []string }) (int, error) {
 	passes := 0
 	for range maxResyncPasses {
 		pending := claims.pending()
