@@ -14,9 +14,9 @@ import (
 // client usually made from the stored version it read: its maps, slices
 // and pointers are mostly the stored version's own. Those substructures
 // are immutable (every stored version is), so the new version shares them
-// instead of copying them, and copies only what the caller replaced. For
-// the binding writes of a simulated million pairs this saves ~3.5 KB of
-// garbage per pair (a fifth of all the Server allocates) and X s of CPU.
+// instead of copying them, and copies only what the caller replaced. In a
+// simulation of 200,000 pairs (simulate, bindertest.Config.SharedResults)
+// it took what the spec updates allocate from 3.6 to 1.7 KB per pair.
 // A substructure of the caller's that is not the stored version's own is
 // copied as before: the Server never retains its argument
 // (TestUpdateSharesOnlyStoredSubstructures).

@@ -104,9 +104,9 @@ const minParallelSeed = 512
 // prepareSeeds prepares every object of a seed (prepareNew: copy,
 // defaults, validation) and returns them in order, or the error of the
 // first object, in order, that fails. A large seed is prepared on
-// GOMAXPROCS goroutines, each on its own part of objs: preparing is most
-// of a seed's work, and it took the seeding of a simulated million pairs
-// from X to Y s (2 cores).
+// GOMAXPROCS goroutines, each on its own part of objs: preparing
+// (validation above all) is most of a seed's work, and objects are
+// prepared independently of each other.
 func (s *Server) prepareSeeds(objs []runtime.Object, check bool) ([]seedItem, error) {
 	items := make([]seedItem, len(objs))
 	errs := make([]error, len(objs))

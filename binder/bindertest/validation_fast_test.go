@@ -122,7 +122,7 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 			s.mu.RLock()
 			_, unvalidated := s.unvalidated[old]
 			s.mu.RUnlock()
-			rule := metaRuleFor(next, old, unvalidated)
+			rule := metaRuleFor(next, old, unvalidated, &s.annotationKeys)
 			fast := rule == metaValid && specStillValid(next, old)
 			got := validateUpdate(tc.kind, next, old, rule)
 			if fmt.Sprint(got) != fmt.Sprint(full) {
@@ -135,5 +135,37 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 				t.Errorf("fast path taken = %t, want %t", fast, tc.fast)
 			}
 		})
+	}
+}
+
+// TestAnnotationKeysRemembersValidKeysOnly checks the memo of annotation
+// keys: an added invalid key is refused however often it is tried, a valid
+// one is accepted and remembered, keys already in old are not checked
+// again, the size limit still applies, and the memo stops growing at
+// maxAnnotationKeys.
+func TestAnnotationKeysRemembersValidKeysOnly(t *testing.T) {
+	var keys annotationKeys
+	old := map[string]string{"a": "1"}
+	for range 2 {
+		if keys.addedValid(map[string]string{"a": "1", "bad key!": "x"}, old) {
+			t.Errorf("an added invalid key was accepted")
+		}
+		if !keys.addedValid(map[string]string{"a": "1", "example.com/good": "x"}, old) {
+			t.Errorf("an added valid key was refused")
+		}
+	}
+	if keys.n.Load() != 1 {
+		t.Errorf("the memo holds %d keys, want 1 (the valid one)", keys.n.Load())
+	}
+	if keys.addedValid(map[string]string{"a": strings.Repeat("x", 256*1024)}, old) {
+		t.Errorf("annotations over the size limit were accepted")
+	}
+	for i := range maxAnnotationKeys + 10 {
+		if !keys.addedValid(map[string]string{fmt.Sprintf("k%d", i): ""}, nil) {
+			t.Fatalf("valid key k%d refused", i)
+		}
+	}
+	if got := keys.n.Load(); got != maxAnnotationKeys {
+		t.Errorf("the memo holds %d keys, want at most %d", got, maxAnnotationKeys)
 	}
 }

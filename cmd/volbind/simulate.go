@@ -71,16 +71,18 @@ const (
 	// defaultResync is kube-controller-manager's
 	// --pvclaimbinder-sync-period.
 	defaultResync = 15 * time.Second
-	// resyncPerObject lengthens the period of a large cluster: every
-	// object is synced once per period, and at 15 s the syncs of a
-	// million pairs (133,000 a second) took most of the run's CPU.
-	resyncPerObject = 30 * time.Microsecond
+	// maxResyncRate bounds the syncs a second that the resync of a large
+	// cluster adds: every object is synced once per period, and the
+	// syncs of a million pairs resynced every 15 s (133,000 a second) took
+	// most of the run's CPU; at 60 s they still doubled its time (2 cores).
+	maxResyncRate = 10_000
 )
 
 // autoResync is -resync auto's period for a cluster of objects volumes
-// and claims: 15 s, or 30 µs per object when that is longer.
+// and claims: 15 s, or longer when that would resync more than 10,000
+// objects a second (200 s at a million pairs).
 func autoResync(objects int) time.Duration {
-	return max(defaultResync, time.Duration(objects)*resyncPerObject)
+	return max(defaultResync, time.Duration(objects)*time.Second/maxResyncRate)
 }
 
 // stringList is a repeatable string flag.
@@ -121,7 +123,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
 	fs.BoolVar(&o.Provision, "provision", false, "provision a volume for each claim of a class with a provisioner that no volume satisfies\n(a CSI volume in the zone, or on the host, of a WaitForFirstConsumer claim's selected node)")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
-	fs.Var(resyncFlag{&o}, "resync", "periodic resync of every object; 0 disables it; auto is kube-controller-manager's 15s,\nlengthened for clusters of more than 500,000 volumes and claims by 30µs per object (60s at a million pairs)")
+	fs.Var(resyncFlag{&o}, "resync", "periodic resync of every object; 0 disables it; auto is kube-controller-manager's 15s,\nlengthened for clusters of more than 150,000 volumes and claims so as to resync at most 10,000 objects a second\n(200s at a million pairs)")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
 	fs.Float64Var(&o.ConflictRate, "conflict-rate", 0, "fraction of API writes that fail with a Conflict")
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
