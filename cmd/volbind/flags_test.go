@@ -179,13 +179,13 @@ func TestFlagErrors(t *testing.T) {
 }
 
 // TestAutoResync checks -resync auto's period: kube-controller-manager's
-// 15 s up to 150,000 volumes and claims, then at most 10,000 objects a
+// 15 s up to 75,000 volumes and claims, then at most 5,000 objects a
 // second.
 func TestAutoResync(t *testing.T) {
 	for _, tc := range []struct {
 		objects int
 		want    time.Duration
-	}{{0, 15 * time.Second}, {20_000, 15 * time.Second}, {150_000, 15 * time.Second}, {200_000, 20 * time.Second}, {2_000_000, 200 * time.Second}} {
+	}{{0, 15 * time.Second}, {20_000, 15 * time.Second}, {75_000, 15 * time.Second}, {200_000, 40 * time.Second}, {2_000_000, 400 * time.Second}} {
 		if got := autoResync(tc.objects); got != tc.want {
 			t.Errorf("autoResync(%d) = %v, want %v", tc.objects, got, tc.want)
 		}

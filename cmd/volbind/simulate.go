@@ -42,7 +42,9 @@ type resyncFlag struct{ o *simulateOptions }
 
 func (f resyncFlag) String() string {
 	switch {
-	case f.o == nil || f.o.ResyncAuto:
+	case f.o == nil:
+		return "" // the zero value, for flag.PrintDefaults
+	case f.o.ResyncAuto:
 		return "auto"
 	case f.o.ResyncPeriod < 0:
 		return "0s"
@@ -74,13 +76,14 @@ const (
 	// maxResyncRate bounds the syncs a second that the resync of a large
 	// cluster adds: every object is synced once per period, and the
 	// syncs of a million pairs resynced every 15 s (133,000 a second) took
-	// most of the run's CPU; at 60 s they still doubled its time (2 cores).
-	maxResyncRate = 10_000
+	// most of the run's CPU; at 60 s (33,000 a second) they doubled its
+	// time, at 200 s (10,000 a second) they added a quarter (2 cores).
+	maxResyncRate = 5_000
 )
 
 // autoResync is -resync auto's period for a cluster of objects volumes
-// and claims: 15 s, or longer when that would resync more than 10,000
-// objects a second (200 s at a million pairs).
+// and claims: 15 s, or longer when that would resync more than 5,000
+// objects a second (400 s at a million pairs).
 func autoResync(objects int) time.Duration {
 	return max(defaultResync, time.Duration(objects)*time.Second/maxResyncRate)
 }
@@ -123,7 +126,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
 	fs.BoolVar(&o.Provision, "provision", false, "provision a volume for each claim of a class with a provisioner that no volume satisfies\n(a CSI volume in the zone, or on the host, of a WaitForFirstConsumer claim's selected node)")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
-	fs.Var(resyncFlag{&o}, "resync", "periodic resync of every object; 0 disables it; auto is kube-controller-manager's 15s,\nlengthened for clusters of more than 150,000 volumes and claims so as to resync at most 10,000 objects a second\n(200s at a million pairs)")
+	fs.Var(resyncFlag{&o}, "resync", "periodic resync of every object: a `period`, 0 to disable it, or auto: kube-controller-manager's 15s,\nlengthened for clusters of more than 75,000 volumes and claims so as to resync at most 5,000 objects a second\n(400s at a million pairs)")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
 	fs.Float64Var(&o.ConflictRate, "conflict-rate", 0, "fraction of API writes that fail with a Conflict")
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
