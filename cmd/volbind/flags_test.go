@@ -30,7 +30,7 @@ func TestParseSimulateFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
+			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, DeadlineAuto: true, Output: "text"},
 		},
 		{
 			name: "every flag",
@@ -43,23 +43,23 @@ func TestParseSimulateFlags(t *testing.T) {
 		{
 			name: "pods and provisioning",
 			args: []string{"-pods", "100", "-nodes", "20", "-provision"},
-			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
+			want: simulateOptions{Scenario: withPods(defaultScenario(), 100, 20), Provision: true, Workers: 2, ResyncAuto: true, DeadlineAuto: true, Output: "text"},
 		},
 		{
 			name: "double-dash flags, no resync, no progress",
 			args: []string{"--resync=0", "--progress=never", "--o=yaml"},
-			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: -1, Deadline: 2 * time.Minute, Output: "yaml"},
+			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncPeriod: -1, DeadlineAuto: true, Output: "yaml"},
 		},
 		{
 			name: "auto resync after a duration",
 			args: []string{"-resync", "1m", "-resync", "auto"},
-			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
+			want: simulateOptions{Scenario: defaultScenario(), Workers: 2, ResyncAuto: true, DeadlineAuto: true, Output: "text"},
 		},
 		{
 			name: "repeatable -f",
 			args: []string{"-f", "a.yaml", "-f", "-", "-allow-unknown", "-dump-objects", "out.yaml"},
 			want: simulateOptions{Scenario: defaultScenario(), Files: []string{"a.yaml", "-"}, AllowUnknown: true, DumpObjects: "out.yaml",
-				Workers: 2, ResyncAuto: true, Deadline: 2 * time.Minute, Output: "text"},
+				Workers: 2, ResyncAuto: true, DeadlineAuto: true, Output: "text"},
 		},
 		{name: "-f with -zones", args: []string{"-f", "a.yaml", "-zones", "0"}, wantErr: "-zones shape a generated cluster and cannot be used with -f"},
 		{name: "-f with -claims and -volumes", args: []string{"-claims", "5", "-f", "a.yaml", "-volumes", "5"}, wantErr: "-claims, -volumes"},
@@ -72,6 +72,7 @@ func TestParseSimulateFlags(t *testing.T) {
 		{name: "negative resync", args: []string{"-resync", "-1s"}, wantErr: "-resync"},
 		{name: "resync neither auto nor a duration", args: []string{"-resync", "often"}, wantErr: "-resync"},
 		{name: "zero deadline", args: []string{"-deadline", "0"}, wantErr: "-deadline"},
+		{name: "negative deadline", args: []string{"-deadline", "-1m"}, wantErr: "-deadline"},
 		{name: "conflict rate of 1", args: []string{"-conflict-rate", "1"}, wantErr: "-conflict-rate"},
 		{name: "negative fail rate", args: []string{"-fail-rate", "-0.1"}, wantErr: "-fail-rate"},
 		{name: "NaN rate", args: []string{"-fail-rate", "NaN"}, wantErr: "-fail-rate"},
@@ -174,6 +175,19 @@ func TestFlagErrors(t *testing.T) {
 		err := run(t.Context(), tc.args, nil, io.Discard, io.Discard)
 		if err == nil || errors.Is(err, flag.ErrHelp) != tc.help || isFlagError(err) != tc.flagSyntax {
 			t.Errorf("run(%q) = %v: help %v, flag syntax %v; want %v, %v", tc.args, err, errors.Is(err, flag.ErrHelp), isFlagError(err), tc.help, tc.flagSyntax)
+		}
+	}
+}
+
+// TestAutoDeadline checks -deadline auto: 2 minutes and one more per
+// 200,000 volumes and claims.
+func TestAutoDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		objects int
+		want    time.Duration
+	}{{0, 2 * time.Minute}, {20_000, 2*time.Minute + 6*time.Second}, {2_000_000, 12 * time.Minute}} {
+		if got := autoDeadline(tc.objects); got != tc.want {
+			t.Errorf("autoDeadline(%d) = %v, want %v", tc.objects, got, tc.want)
 		}
 	}
 }

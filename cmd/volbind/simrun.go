@@ -241,8 +241,13 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	// worker stops its syncs to deliver them (settledBinder waits for
 	// both).
 	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true, AsyncEvents: true})
-	if o.ResyncAuto {
-		o.ResyncPeriod = autoResync(len(objs.Volumes) + len(objs.Claims))
+	if objects := len(objs.Volumes) + len(objs.Claims); o.ResyncAuto || o.DeadlineAuto {
+		if o.ResyncAuto {
+			o.ResyncPeriod = autoResync(objects)
+		}
+		if o.DeadlineAuto {
+			o.Deadline = autoDeadline(objects)
+		}
 	}
 	events := newEventLog()
 	reg := prometheus.NewRegistry()

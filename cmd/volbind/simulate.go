@@ -26,6 +26,7 @@ type simulateOptions struct {
 	ResyncPeriod time.Duration // negative disables the resync
 	ResyncAuto   bool          // -resync auto: ResyncPeriod is set from the cluster's size (autoResync)
 	Deadline     time.Duration
+	DeadlineAuto bool // -deadline auto: Deadline is set from the cluster's size (autoDeadline)
 	Provision    bool    // provision volumes for claims no volume satisfies (provisioner.go)
 	ConflictRate float64 // fraction of writes that fail with a Conflict
 	FailRate     float64 // fraction of writes that fail with an internal error
@@ -37,34 +38,33 @@ type simulateOptions struct {
 	CPUProfile   string  // file the CPU profile of the whole run is written to; "" none
 }
 
-// resyncFlag is -resync: auto or a duration (0 disables the resync).
-type resyncFlag struct{ o *simulateOptions }
-
-func (f resyncFlag) String() string {
-	switch {
-	case f.o == nil:
-		return "" // the zero value, for flag.PrintDefaults
-	case f.o.ResyncAuto:
-		return "auto"
-	case f.o.ResyncPeriod < 0:
-		return "0s"
-	}
-	return f.o.ResyncPeriod.String()
+// autoDuration is a flag whose value is auto or a duration that is not
+// negative.
+type autoDuration struct {
+	d    *time.Duration
+	auto *bool
 }
 
-func (f resyncFlag) Set(v string) error {
+func (f autoDuration) String() string {
+	switch {
+	case f.auto == nil:
+		return "" // the zero value, for flag.PrintDefaults
+	case *f.auto:
+		return "auto"
+	}
+	return f.d.String()
+}
+
+func (f autoDuration) Set(v string) error {
 	if v == "auto" {
-		f.o.ResyncAuto, f.o.ResyncPeriod = true, 0
+		*f.auto, *f.d = true, 0
 		return nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return fmt.Errorf("want auto or a duration that is not negative, got %q", v)
 	}
-	f.o.ResyncAuto, f.o.ResyncPeriod = false, d
-	if d == 0 {
-		f.o.ResyncPeriod = -1 // binder.Config: negative disables the resync
-	}
+	*f.auto, *f.d = false, d
 	return nil
 }
 
@@ -88,6 +88,13 @@ func autoResync(objects int) time.Duration {
 	return max(defaultResync, time.Duration(objects)*time.Second/maxResyncRate)
 }
 
+// autoDeadline is -deadline auto for a cluster of objects volumes and
+// claims: 2 minutes, and one more per 200,000 objects (12 minutes at a
+// million pairs, which bind in about one on 2 cores).
+func autoDeadline(objects int) time.Duration {
+	return 2*time.Minute + time.Duration(objects)*time.Minute/200_000
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -101,7 +108,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error) {
-	o := simulateOptions{Scenario: defaultScenario(), ResyncAuto: true}
+	o := simulateOptions{Scenario: defaultScenario(), ResyncAuto: true, DeadlineAuto: true}
 	fs := flag.NewFlagSet("volbind simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -126,8 +133,8 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	fs.BoolVar(&o.AllowUnknown, "allow-unknown", false, "with -f: skip documents of kinds client-go does not know (a warning each) instead of failing")
 	fs.BoolVar(&o.Provision, "provision", false, "provision a volume for each claim of a class with a provisioner that no volume satisfies\n(a CSI volume in the zone, or on the host, of a WaitForFirstConsumer claim's selected node)")
 	fs.IntVar(&o.Workers, "workers", 2, "workers per queue (claims, volumes)")
-	fs.Var(resyncFlag{&o}, "resync", "periodic resync of every object: a `period`, 0 to disable it, or auto: kube-controller-manager's 15s,\nlengthened for clusters of more than 75,000 volumes and claims so as to resync at most 5,000 objects a second\n(400s at a million pairs)")
-	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "give up waiting for the Binder after this long")
+	fs.Var(autoDuration{&o.ResyncPeriod, &o.ResyncAuto}, "resync", "periodic resync of every object: a `period`, 0 to disable it, or auto: kube-controller-manager's 15s,\nlengthened for clusters of more than 75,000 volumes and claims so as to resync at most 5,000 objects a second\n(400s at a million pairs)")
+	fs.Var(autoDuration{&o.Deadline, &o.DeadlineAuto}, "deadline", "give up waiting for the Binder after this `duration`; auto is 2m, and 1m more per 200,000 volumes and claims")
 	fs.Float64Var(&o.ConflictRate, "conflict-rate", 0, "fraction of API writes that fail with a Conflict")
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "fraction of API writes that fail with an internal error")
 	fs.StringVar(&o.Output, "o", "text", "report format: text, json or yaml")
@@ -168,8 +175,11 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	if o.Workers < 1 {
 		return o, fmt.Errorf("simulate: -workers must be at least 1, got %d", o.Workers)
 	}
-	if o.Deadline <= 0 {
-		return o, fmt.Errorf("simulate: -deadline must be positive, got %v", o.Deadline)
+	if !o.DeadlineAuto && o.Deadline == 0 {
+		return o, fmt.Errorf("simulate: -deadline must be positive or auto, got %v", o.Deadline)
+	}
+	if !o.ResyncAuto && o.ResyncPeriod == 0 {
+		o.ResyncPeriod = -1 // binder.Config: negative disables the resync
 	}
 	for _, r := range []float64{o.ConflictRate, o.FailRate} {
 		if !(r >= 0 && r < 1) {
