@@ -26,7 +26,7 @@ type simulateOptions struct {
 	ResyncPeriod time.Duration // negative disables the resync
 	ResyncAuto   bool          // -resync auto: ResyncPeriod is set from the cluster's size (autoResync)
 	Deadline     time.Duration
-	DeadlineAuto bool // -deadline auto: Deadline is set from the cluster's size (autoDeadline)
+	DeadlineAuto bool    // -deadline auto: Deadline is set from the cluster's size (autoDeadline)
 	Provision    bool    // provision volumes for claims no volume satisfies (provisioner.go)
 	ConflictRate float64 // fraction of writes that fail with a Conflict
 	FailRate     float64 // fraction of writes that fail with an internal error
