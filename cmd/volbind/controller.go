@@ -40,6 +40,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err := o.applyLogging(); err != nil {
 		return err
 	}
+	applyContentionProfiling(o.Debugging)
 	// Taken after applyLogging: the logger of --logging-format.
 	ctx = klog.NewContext(ctx, klog.Background())
 	cs, err := kubernetes.NewForConfig(cfg)
