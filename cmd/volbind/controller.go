@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	applyContentionProfiling(o.Debugging)
+	applyControllerGOGC(os.LookupEnv)
 	// Taken after applyLogging: the logger of --logging-format.
 	ctx = klog.NewContext(ctx, klog.Background())
 	cs, err := kubernetes.NewForConfig(cfg)
