@@ -113,8 +113,8 @@ func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 	if cached == pv {
 		return true
 	}
-	if shared, _ := s.volumes.Share(pv); shared && validateVolume(pv) == nil {
-		s.index.Upsert(pv)
+	if shared, _ := s.volumes.Share(pv); shared {
+		s.index.Share(pv)
 	}
 	return true
 }
