@@ -182,7 +182,9 @@
 // The Binder keeps the latest version of every object it has seen, from
 // events and from the API server's answers to its own writes (a
 // cache.Latest), so that the events of its own writes (spec first, then
-// status) find nothing left to do. An object learned from a write or a
+// status) find nothing left to do. When the event of a write arrives, the
+// informer's copy of that version replaces the write's answer in the
+// caches, so that each object is held once. An object learned from a write or a
 // read rather than an event (a provisioned volume's create) is tracked and
 // queued like one from an event. A failed write leaves the caches as they
 // were; after a Conflict the object is read again, so that the retry does

@@ -67,12 +67,11 @@ func (b *Binder) volumeChanged(obj any) {
 	case stored:
 		b.work.track(wk)
 		b.work.add(wk)
-	default:
-		if cached, ok := b.store.volume(pv.Name); ok && cached.ResourceVersion == pv.ResourceVersion {
-			// The Binder's own write cached this version first (and
-			// queued the object if it was new): the event confirms it.
-			b.work.track(wk)
-		}
+	case b.store.shareVolume(pv):
+		// The Binder's own write cached this version first (and queued
+		// the object if it was new): the event confirms it, and its copy,
+		// shared with the informer, replaces the write's answer.
+		b.work.track(wk)
 	}
 }
 
@@ -110,10 +109,8 @@ func (b *Binder) claimChanged(obj any) {
 	case stored:
 		b.work.track(wk)
 		b.work.add(wk)
-	default:
-		if cached, ok := b.store.claim(wk.key); ok && cached.ResourceVersion == pvc.ResourceVersion {
-			b.work.track(wk)
-		}
+	case b.store.shareClaim(pvc):
+		b.work.track(wk)
 	}
 }
 

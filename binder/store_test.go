@@ -102,3 +102,46 @@ func TestHandlers(t *testing.T) {
 		t.Errorf("claim still cached after DeletedFinalStateUnknown")
 	}
 }
+
+// TestHandlersShareWrittenVersion: once the event of the Binder's own write
+// arrives, the caches hold the informer's copy of that version, not the
+// write's answer (one object per version in memory); an answer that comes
+// after its event does not replace the informer's copy, and an event of
+// another version shares nothing.
+func TestHandlersShareWrittenVersion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b, err := New(e.srv, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	vh, ch := b.VolumeHandler(), b.ClaimHandler()
+
+	answer, event := withRV(newPV("pv1", "1Gi"), "10"), withRV(newPV("pv1", "1Gi"), "10")
+	b.keepVolume(ctx, answer)
+	vh.OnUpdate(nil, event)
+	if got, _ := b.store.volume("pv1"); got != event {
+		t.Errorf("cached volume after its event = the write's answer (%v), want the informer's copy", got == answer)
+	}
+	if got, _ := b.store.index.Get("pv1"); got != event {
+		t.Errorf("indexed volume after its event = the write's answer (%v), want the informer's copy", got == answer)
+	}
+	b.keepVolume(ctx, withRV(newPV("pv1", "1Gi"), "10")) // a late answer of the same version
+	if got, _ := b.store.volume("pv1"); got != event {
+		t.Errorf("a late answer of the cached version replaced the informer's copy")
+	}
+	newer := withRV(newPV("pv1", "1Gi"), "12")
+	b.keepVolume(ctx, newer)
+	vh.OnUpdate(nil, withRV(newPV("pv1", "1Gi"), "11")) // a stale event
+	if got, _ := b.store.volume("pv1"); got != newer {
+		t.Errorf("a stale event replaced the newer answer")
+	}
+
+	claimAnswer, claimEvent := withRV(newPVC("claim1", "1Gi"), "3"), withRV(newPVC("claim1", "1Gi"), "3")
+	b.keepClaim(ctx, claimAnswer)
+	ch.OnUpdate(nil, claimEvent)
+	if got, _ := b.store.claim("default/claim1"); got != claimEvent {
+		t.Errorf("cached claim after its event = the write's answer (%v), want the informer's copy", got == claimAnswer)
+	}
+}

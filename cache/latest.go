@@ -92,6 +92,35 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 	return true, nil
 }
 
+// Share replaces the stored object of obj's key with obj when both have the
+// same resourceVersion, and reports whether it did; a key stored at another
+// version, or not stored, is left as it is. Two objects of one version are
+// copies of the same API object: when the stored one is the answer to your
+// own write and obj is the informer's copy of that version (its event),
+// sharing the informer's frees the other copy, so that the two caches hold
+// one object. Errors are Store's. The pointer is stored as given: the caller
+// must not mutate obj afterwards.
+func (c *Latest[T]) Share(obj T) (shared bool, err error) {
+	_, rv, err := objectVersion(c.description, obj)
+	if err != nil {
+		return false, fmt.Errorf("cache: share: %w", err)
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	sh := &c.shards[c.hash.Index(name, numShards)].Value
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	names := sh.m[ns]
+	old, ok := names[name]
+	if !ok {
+		return false, nil
+	}
+	if oldRV, _ := ParseVersion(old.GetResourceVersion()); oldRV != rv {
+		return false, nil
+	}
+	names[name] = obj
+	return true, nil
+}
+
 // Get returns the stored object of key ("name" or "namespace/name"). It is
 // shared: do not mutate it.
 func (c *Latest[T]) Get(key string) (T, bool) {

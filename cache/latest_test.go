@@ -151,6 +151,48 @@ func TestLatestStoresPointers(t *testing.T) {
 	}
 }
 
+// TestLatestShare checks that Share swaps in another copy of the stored
+// version, and only of that version.
+func TestLatestShare(t *testing.T) {
+	written := newPVC("ns", "a", "5") // the answer to a write
+	tests := []struct {
+		name       string
+		share      *v1.PersistentVolumeClaim
+		wantShared bool
+		wantErr    error
+	}{
+		{name: "same version", share: newPVC("ns", "a", "5"), wantShared: true},
+		{name: "newer version", share: newPVC("ns", "a", "6")},
+		{name: "older version", share: newPVC("ns", "a", "4")},
+		{name: "unknown key", share: newPVC("ns", "b", "5")},
+		{name: "other namespace", share: newPVC("other", "a", "5")},
+		{name: "bad version", share: newPVC("ns", "a", "x"), wantErr: ErrInvalidVersion},
+		{name: "nil", share: nil, wantErr: ErrInvalidObject},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewLatest[*v1.PersistentVolumeClaim]()
+			if _, err := c.Store(written); err != nil {
+				t.Fatal(err)
+			}
+			shared, err := c.Share(tc.share)
+			if shared != tc.wantShared || !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Share = %v, %v; want %v, %v", shared, err, tc.wantShared, tc.wantErr)
+			}
+			want := written
+			if tc.wantShared {
+				want = tc.share
+			}
+			if got, _ := c.Get("ns/a"); got != want {
+				t.Errorf("Get(ns/a) = %p, want %p (shared %v)", got, want, tc.wantShared)
+			}
+			if _, ok := c.Get("ns/b"); ok || c.Len() != 1 {
+				t.Errorf("Share added a key: Len = %d", c.Len())
+			}
+		})
+	}
+}
+
 func TestLatestErrorsNameObject(t *testing.T) {
 	c := NewLatest[*v1.PersistentVolumeClaim]()
 	_, err := c.Store(newPVC("ns", "claim", "v7"))

@@ -11,6 +11,10 @@
 #   VOLBIND_FLAGS="--claim-workers 4" hack/bench-real.sh                    extra flags for volbind controller
 #   BENCH_NO_CEILING=1 hack/bench-real.sh     skip the closing run that measures the API server's create rate alone
 #   BENCH_REPEAT=3 hack/bench-real.sh         run each cell 3 times on fresh clusters and report the median run
+#   VOLBIND_BASE=/tmp/volbind-main BENCH_BINDERS="kcm base volbind" hack/bench-real.sh
+#                                             also run that build of volbind (row "volbind controller (base)")
+#   BENCH_PROFILE_DIR=DIR hack/bench-real.sh  keep, per run, the binder's /proc/PID/status and smaps_rollup at the
+#                                             end of the load and volbind's heap profile (DIR/BINDER-QPS-N-RUN.*)
 #
 # Both binders get the same client limits (-kube-api-qps/-kube-api-burst) and
 # their default worker counts. Nothing is left running, also on failure or
@@ -34,6 +38,20 @@ tools=$(mktemp -d "${TMPDIR:-/tmp}/volbind-bench.XXXXXX")
 go build -o "$tools/benchload" ./hack/benchload
 go build -o "$tools/volbind" ./cmd/volbind
 
+# keep_profile PREFIX PID [PORT]: saves PID's memory figures and, with PORT,
+# the heap profile and metrics of the volbind controller listening there.
+keep_profile() {
+	local auth
+	mkdir -p "$(dirname "$1")"
+	cp "/proc/$2/status" "$1.status"
+	cp "/proc/$2/smaps_rollup" "$1.smaps_rollup"
+	[ -n "${3:-}" ] || return 0
+	auth="Authorization: Bearer $(sed -n 's/^VOLBIND_TOKEN=//p' "$dir/env")"
+	curl -kfsS -o "$1.metrics" -H "$auth" "https://127.0.0.1:$3/metrics" || log "no metrics from $1"
+	curl -kfsS -o "$1.heap.pb.gz" -H "$auth" "https://127.0.0.1:$3/debug/pprof/heap" ||
+		log "no heap profile from $1 (built without --profiling?)"
+}
+
 dir=""
 rows=$tools/rows
 cleanup_on_exit "$tools"
@@ -55,21 +73,27 @@ for b in $binders; do
 					pid=$(sed -n 's/^VOLBIND_KCM_PID=//p' "$dir/env")
 					name=kube-controller-manager
 					;;
-				volbind)
+				volbind | base)
 					dir=$("$here/cluster-up.sh" --owner-pid $$)
 					port=$(free_port)
+					exe=$tools/volbind name="volbind controller"
+					[ "$b" = volbind ] || exe=${VOLBIND_BASE:?base needs VOLBIND_BASE} name="volbind controller (base)"
+					# Served as deployed: /metrics and profiles authorized by the API server.
 					# shellcheck disable=SC2086 # VOLBIND_FLAGS is a list of flags
-					"$tools/volbind" controller --kubeconfig "$dir/kubeconfig" --leader-elect=false \
+					"$exe" controller --kubeconfig "$dir/kubeconfig" --leader-elect=false \
 						--kube-api-qps "$qps" --kube-api-burst "$burst" --bind-address 127.0.0.1 --secure-port "$port" \
+						--authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
 						${VOLBIND_FLAGS:-} </dev/null >"$dir/volbind.log" 2>&1 &
 					pid=$!
 					echo "$pid" >"$dir/volbind.pid"
 					wait_https "https://127.0.0.1:$port/readyz" "$pid"
-					name="volbind controller"
 					;;
-				*) log "unknown binder $b (want kcm or volbind)"; exit 2 ;;
+				*) log "unknown binder $b (want kcm, volbind or base)"; exit 2 ;;
 				esac
 				"$tools/benchload" -kubeconfig "$dir/kubeconfig" -n "$n" -pid "$pid" -name "$name" -limits "$l" | tee -a "$tools/cell" >&2
+				if [ -n "${BENCH_PROFILE_DIR:-}" ]; then
+					keep_profile "$BENCH_PROFILE_DIR/$b-$qps-$n-$run" "$pid" "$([ "$b" = kcm ] || echo "$port")"
+				fi
 				stop_cluster
 			done
 			# The median run by time to all Bound (column 5, "12.3 s").

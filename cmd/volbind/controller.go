@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,8 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err := o.applyLogging(); err != nil {
 		return err
 	}
+	applyContentionProfiling(o.Debugging)
+	applyControllerGOGC(os.LookupEnv)
 	// Taken after applyLogging: the logger of --logging-format.
 	ctx = klog.NewContext(ctx, klog.Background())
 	cs, err := kubernetes.NewForConfig(cfg)

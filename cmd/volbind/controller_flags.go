@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
@@ -68,6 +69,8 @@ type controllerOptions struct {
 	SecureServing  *apiserveroptions.SecureServingOptions
 	Authentication *apiserveroptions.DelegatingAuthenticationOptions
 	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+	// Debugging is --profiling and --contention-profiling (debugging.go).
+	Debugging componentbaseconfig.DebuggingConfiguration
 
 	// showVersion is the value of --version ("false", "true" or "raw").
 	showVersion string
@@ -95,6 +98,7 @@ func newControllerOptions() controllerOptions {
 		SecureServing:  apiserveroptions.NewSecureServingOptions(),
 		Authentication: apiserveroptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  apiserveroptions.NewDelegatingAuthorizationOptions(),
+		Debugging:      newDebugging(),
 	}
 	// As kube-controller-manager: the delegated checks use the in-cluster
 	// configuration unless --authentication-kubeconfig and
@@ -143,6 +147,7 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
 	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	addDebuggingFlags(fss.FlagSet("debugging"), &o.Debugging)
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 
 	fs = fss.FlagSet("deprecated")
@@ -164,8 +169,8 @@ const controllerUsage = `usage: volbind controller [flags]
 
 Runs the binder against a cluster until SIGINT or SIGTERM. Disable kube-controller-manager's
 persistentvolume-binder-controller (--controllers=*,-persistentvolume-binder-controller) so that the
-two do not compete. Serves /metrics (authenticated and authorized by the API server), /healthz, /livez
-and /readyz over HTTPS on --bind-address:--secure-port.
+two do not compete. Serves /metrics and /debug/pprof/ (authenticated and authorized by the API server), /healthz,
+/livez and /readyz over HTTPS on --bind-address:--secure-port.
 `
 
 // parseControllerFlags parses and validates the flags. --help returns

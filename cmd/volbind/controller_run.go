@@ -233,7 +233,13 @@ func (c *controller) lead(ctx context.Context) error {
 		}
 	}
 	c.setState(stateRunning)
-	klog.FromContext(ctx).Info("Binder running", "claimWorkers", c.o.ClaimWorkers, "volumeWorkers", c.o.VolumeWorkers)
+	logger := klog.FromContext(ctx)
+	if n, err := releaseStartupPages(); err != nil {
+		logger.Error(err, "Cannot release the start-up pages of the executable")
+	} else {
+		logger.V(2).Info("Released the start-up pages of the executable", "residentBytes", n)
+	}
+	logger.Info("Binder running", "claimWorkers", c.o.ClaimWorkers, "volumeWorkers", c.o.VolumeWorkers)
 	if err := b.Run(ctx); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}

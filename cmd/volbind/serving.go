@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection"
+	componentbaseconfig "k8s.io/component-base/config"
 )
 
 // serving is the HTTPS endpoint of "volbind controller", configured as
@@ -27,6 +28,8 @@ type serving struct {
 	info  *server.SecureServingInfo
 	authn server.AuthenticationInfo
 	authz server.AuthorizationInfo
+	// debugging says which /debug routes are served (debugging.go).
+	debugging componentbaseconfig.DebuggingConfiguration
 }
 
 // newServing applies the serving options: it listens on
@@ -40,7 +43,7 @@ func newServing(o *controllerOptions) (*serving, error) {
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("controller: self-signed certificate: %w", err)
 	}
-	s := &serving{}
+	s := &serving{debugging: o.Debugging}
 	if err := o.SecureServing.ApplyTo(&s.info); err != nil {
 		return nil, fmt.Errorf("controller: secure serving: %w", err)
 	}
@@ -65,9 +68,9 @@ type healthChecks struct {
 	ready healthz.HealthChecker
 }
 
-// handler serves /metrics from reg and the health checks, behind the
-// authentication and authorization filters of k8s.io/apiserver, in the
-// order kube-controller-manager stacks them.
+// handler serves /metrics from reg, the health checks and the profiles of
+// --profiling, behind the authentication and authorization filters of
+// k8s.io/apiserver, in the order kube-controller-manager stacks them.
 func (s *serving) handler(reg prometheus.Gatherer, checks healthChecks) http.Handler {
 	m := mux.NewPathRecorderMux("volbind")
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -78,6 +81,7 @@ func (s *serving) handler(reg prometheus.Gatherer, checks healthChecks) http.Han
 	healthz.InstallHandler(m, live...)
 	healthz.InstallLivezHandler(m, live...)
 	healthz.InstallReadyzHandler(m, append([]healthz.HealthChecker{healthz.PingHealthz}, checks.ready)...)
+	installDebugging(m, s.debugging)
 
 	resolver := &apirequest.RequestInfoFactory{}
 	var h http.Handler = m

@@ -29,11 +29,13 @@ import (
 const (
 	scraperToken  = "scraper-token"  // TokenReview: user "scraper", allowed /metrics
 	intruderToken = "intruder-token" // TokenReview: user "intruder", denied
+	profilerToken = "profiler-token" // TokenReview: user "profiler", allowed /debug/*
 )
 
 // reviewer is a fake API server for TokenReview and SubjectAccessReview:
-// scraperToken is user "scraper", who may get /metrics; intruderToken is
-// user "intruder", who may not; other tokens are not authenticated. The
+// scraperToken is user "scraper", who may get /metrics; profilerToken is
+// user "profiler", who may get and put /debug/*; intruderToken is user
+// "intruder", who may do nothing; other tokens are not authenticated. The
 // delegating webhooks need a REST client, so this is an HTTP server, not
 // client-go's fake clientset.
 func reviewer(t *testing.T) (kubernetes.Interface, string) {
@@ -52,6 +54,8 @@ func reviewer(t *testing.T) (kubernetes.Interface, string) {
 				tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "scraper"}}
 			case intruderToken:
 				tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "intruder"}}
+			case profilerToken:
+				tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "profiler"}}
 			}
 			out = &tr
 		case strings.HasSuffix(r.URL.Path, "/subjectaccessreviews"):
@@ -61,7 +65,13 @@ func reviewer(t *testing.T) (kubernetes.Interface, string) {
 				return
 			}
 			nr := sar.Spec.NonResourceAttributes
-			sar.Status.Allowed = sar.Spec.User == "scraper" && nr != nil && nr.Path == "/metrics" && nr.Verb == "get"
+			switch {
+			case nr == nil:
+			case sar.Spec.User == "scraper":
+				sar.Status.Allowed = nr.Path == "/metrics" && nr.Verb == "get"
+			case sar.Spec.User == "profiler":
+				sar.Status.Allowed = strings.HasPrefix(nr.Path, "/debug/") && (nr.Verb == "get" || nr.Verb == "put")
+			}
 			out = &sar
 		default:
 			http.NotFound(w, r)
@@ -86,6 +96,12 @@ func reviewer(t *testing.T) (kubernetes.Interface, string) {
 // through --authentication-kubeconfig and --authorization-kubeconfig.
 func testServing(t *testing.T) (*serving, string) {
 	t.Helper()
+	return testServingWith(t, newControllerOptions())
+}
+
+// testServingWith is testServing with the other options of o.
+func testServingWith(t *testing.T, o controllerOptions) (*serving, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +113,6 @@ func testServing(t *testing.T) (*serving, string) {
 	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := newControllerOptions()
 	o.SecureServing.Listener = ln
 	o.SecureServing.BindPort = 0
 	o.Authentication.RemoteKubeConfigFile = kc

@@ -115,6 +115,25 @@ func (ix *Index) Upsert(pv *v1.PersistentVolume) {
 	ix.addLocked(r)
 }
 
+// Share makes the Index hold pv instead of the indexed volume of the same
+// name when both have the same resourceVersion (two copies of one version,
+// e.g. a write's answer and the informer's copy), and reports whether it
+// did. Nothing is derived again: the record of a version does not change.
+// The object is shared and must not be mutated afterwards.
+func (ix *Index) Share(pv *v1.PersistentVolume) bool {
+	if pv == nil {
+		return false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	r := ix.byName[pv.Name]
+	if r == nil || r.pv.ResourceVersion != pv.ResourceVersion {
+		return false
+	}
+	r.pv = pv
+	return true
+}
+
 // Delete removes the volume with the given name; unknown names are ignored.
 func (ix *Index) Delete(name string) {
 	ix.mu.Lock()

@@ -303,6 +303,38 @@ func TestIndexUpdates(t *testing.T) {
 	}
 }
 
+// TestIndexShare: Share swaps in another copy of the indexed version only,
+// and FindBestMatch then returns it.
+func TestIndexShare(t *testing.T) {
+	withRV := func(pv *v1.PersistentVolume, rv string) *v1.PersistentVolume { pv.ResourceVersion = rv; return pv }
+	ix := New()
+	answer := withRV(mkPV("a", "10Gi"), "5")
+	ix.Upsert(answer)
+	for _, tc := range []struct {
+		name string
+		pv   *v1.PersistentVolume
+		want bool
+	}{
+		{"nil", nil, false},
+		{"unknown name", withRV(mkPV("b", "10Gi"), "5"), false},
+		{"other version", withRV(mkPV("a", "10Gi"), "6"), false},
+		{"same version", withRV(mkPV("a", "10Gi"), "5"), true},
+	} {
+		want := answer
+		if tc.want {
+			want = tc.pv
+		}
+		if got := ix.Share(tc.pv); got != tc.want {
+			t.Errorf("Share(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+		got, err := ix.FindBestMatch(mkPVC("1Gi"), FindOptions{})
+		if err != nil || got != want || ix.Len() != 1 {
+			t.Errorf("after Share(%s): FindBestMatch = %p (%v), Len %d; want %p and 1", tc.name, got, err, ix.Len(), want)
+		}
+		answer = want
+	}
+}
+
 // TestIndexConcurrent runs finds and upserts at once; the race detector
 // checks the locking.
 func TestIndexConcurrent(t *testing.T) {
