@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -129,27 +126,8 @@ func testServingWith(t *testing.T, o controllerOptions) (*serving, string) {
 // any certificate, without keeping the connection.
 func httpsGetAs(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	client := &http.Client{Timeout: wait.ForeverTestTimeout, Transport: &http.Transport{
-		DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-	}}
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode, string(body)
+	code, body := httpsDo(t, http.MethodGet, url, token, "")
+	return code, string(body)
 }
 
 // TestServingAuth checks who gets what: the health paths are always
