@@ -197,12 +197,10 @@ func (s *Server) Pods() []*v1.Pod {
 	return listTyped[*v1.Pod](s, KindPod)
 }
 
+// listTyped is listShared with each stored version replaced by a deep copy.
 func listTyped[T object](s *Server, kind Kind) []T {
-	s.mu.RLock()
-	objs := s.sortedLocked(kind)
-	s.mu.RUnlock()
-	out := make([]T, len(objs))
-	for i, o := range objs {
+	out := listShared[T](s, kind)
+	for i, o := range out {
 		out[i] = deepCopy(o).(T)
 	}
 	return out
