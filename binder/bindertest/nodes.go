@@ -15,10 +15,5 @@ func (s *Server) ListNodes(ctx context.Context) ([]*v1.Node, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	objs := s.List(KindNode)
-	out := make([]*v1.Node, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*v1.Node)
-	}
-	return out, nil
+	return listTyped[*v1.Node](s, KindNode), nil
 }

@@ -57,7 +57,7 @@ func (s *Server) Create(ctx context.Context, obj runtime.Object) (runtime.Object
 	if err != nil {
 		return nil, err
 	}
-	return as[object](s.result(s.create(ctx, k, o)))
+	return s.result(s.create(ctx, k, o))
 }
 
 // Update writes obj's metadata and spec; the stored status is kept. A
@@ -68,7 +68,7 @@ func (s *Server) Update(ctx context.Context, obj runtime.Object) (runtime.Object
 	if err != nil {
 		return nil, err
 	}
-	return as[object](s.result(s.update(ctx, k, o, false)))
+	return s.result(s.update(ctx, k, o, false))
 }
 
 // UpdateStatus writes obj's status subresource; the stored metadata and
@@ -79,7 +79,7 @@ func (s *Server) UpdateStatus(ctx context.Context, obj runtime.Object) (runtime.
 	if err != nil {
 		return nil, err
 	}
-	return as[object](s.result(s.update(ctx, k, o, true)))
+	return s.result(s.update(ctx, k, o, true))
 }
 
 // Delete deletes an object (namespace is ignored for cluster-scoped kinds).
@@ -99,7 +99,7 @@ func (s *Server) Get(ctx context.Context, kind Kind, namespace, name string) (ru
 	if !kind.namespaced() {
 		namespace = ""
 	}
-	return as[object](s.result(s.get(ctx, kind, namespace, name)))
+	return s.result(s.get(ctx, kind, namespace, name))
 }
 
 // CreateVolume creates pv (see Create).
