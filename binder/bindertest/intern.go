@@ -13,9 +13,10 @@ const (
 	internAll      = dedup.All
 )
 
-// internLocked shares the maps of obj's parts with equal ones already
-// stored (internal/dedup); obj is a version about to be stored that no one
-// else holds yet.
-func (s *Server) internLocked(obj object, parts internParts) {
+// share shares the maps of obj's parts with equal ones already stored
+// (internal/dedup); obj is a version about to be stored that no one else
+// holds yet. The table has its own lock: writes share before they take
+// s.mu.
+func (s *Server) share(obj object, parts internParts) {
 	s.intern.Share(obj, parts)
 }

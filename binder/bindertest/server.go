@@ -199,6 +199,7 @@ func (s *Server) prepareNew(kind Kind, in object, seed, check bool) (object, err
 			return nil, err
 		}
 	}
+	s.share(obj, internAll)
 	now := s.now()
 	if seed {
 		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
@@ -276,7 +277,6 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
 	s.rv++
 	obj.SetResourceVersion(formatRV(s.rv))
-	s.internLocked(obj, internAll)
 	s.objs[kind][key] = obj
 	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
 }
@@ -411,6 +411,11 @@ func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool
 	if unchanged(next, old, status) {
 		return old, nil
 	}
+	parts := internMetaSpec
+	if status {
+		parts = internStatus
+	}
+	s.share(next, parts)
 	return next, nil
 }
 
@@ -433,11 +438,6 @@ func (s *Server) commitUpdate(kind Kind, key string, old, next object, status bo
 		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
-		parts := internMetaSpec
-		if status {
-			parts = internStatus
-		}
-		s.internLocked(next, parts)
 		s.objs[kind][key] = next
 		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
