@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -26,9 +25,6 @@ type simulation struct {
 	report *report
 	server *bindertest.Server
 }
-
-// errNoProgress is returned when the Binder stopped before it synced any object.
-var errNoProgress = errors.New("simulate: the Binder stopped before it synced any object")
 
 // injectFaults makes o's fractions of writes (creates, updates, status
 // updates and deletes) fail.
@@ -45,31 +41,12 @@ func injectFaults(srv *bindertest.Server, o simulateOptions) {
 	}
 }
 
-// syncCount returns the number of syncs the Binder has finished, from its
-// volbind_binder_syncs_total metric.
-func syncCount(g prometheus.Gatherer) (float64, error) {
-	families, err := g.Gather()
-	if err != nil {
-		return 0, err
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "volbind_binder_syncs_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n, nil
-}
-
 // seedChunk is how many objects seedReleasing stores per Seed.
 const seedChunk = 10_000
 
 // seedReleasing stores objs in srv chunk by chunk and clears each stored
-// chunk's elements of objs, so that the input objects and their stored
-// copies are not all held at once.
+// chunk's elements of objs, so that the input holds no object once the
+// Server has replaced its stored version.
 func seedReleasing(ctx context.Context, srv *bindertest.Server, objs []runtime.Object) error {
 	for start := 0; start < len(objs); start += seedChunk {
 		end := min(start+seedChunk, len(objs))
@@ -91,9 +68,9 @@ func seedReleasing(ctx context.Context, srv *bindertest.Server, objs []runtime.O
 // without a node are scheduled (podScheduler), whose WaitForFirstConsumer
 // claims the Binder then binds. When ctx is cancelled it stops the Binder
 // and reports what was done so far. It returns after every goroutine it
-// started has exited. It consumes objs: it drops objs' references to the
-// objects once they are stored (the store holds its own copies), so that a
-// large input is not held twice.
+// started has exited. It consumes objs: the Server stores its objects
+// themselves (bindertest.Config.AdoptSeeds) and objs drops its references
+// to them, so that no version is held after the Server has replaced it.
 func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, stderr io.Writer) (*simulation, error) {
 	heap := newHeapPeak()
 	heapCtx, stopHeap := context.WithCancel(ctx)
@@ -111,15 +88,16 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	// worker stops its syncs to deliver them (settledBinder waits for
 	// both).
 	srv := bindertest.NewWithConfig(bindertest.Config{SharedResults: true, AdoptSeeds: true, AsyncEvents: true})
-	if objects := len(objs.Volumes) + len(objs.Claims); o.ResyncAuto || o.DeadlineAuto {
-		if o.ResyncAuto {
-			o.ResyncPeriod = autoResync(objects)
-		}
-		if o.DeadlineAuto {
-			o.Deadline = autoDeadline(objects)
-		}
+	objects := len(objs.Volumes) + len(objs.Claims)
+	if o.ResyncAuto {
+		o.ResyncPeriod = autoResync(objects)
+	}
+	if o.DeadlineAuto {
+		o.Deadline = autoDeadline(objects)
 	}
 	events := newEventLog()
+	// The Binder records its metrics as in a controller (their cost is part
+	// of the run's), though the report does not read them.
 	reg := prometheus.NewRegistry()
 	cfg := binder.Config{
 		Recorder:      events,
@@ -163,7 +141,6 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	bindable := bindableClaims(objs)
 	podQueue := podKeys(objs.Pods) // the scheduler's queue
 	started := len(objs.Volumes) > 0
-	startClaims := len(objs.Claims) > 0
 	workload := objs.workload()
 	if err := seedReleasing(ctx, srv, objs.takeInfrastructure()); err != nil {
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
@@ -193,9 +170,8 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 	// Setup: the Binder makes the volumes Available.
 	var waitErr error
 	if started {
-		if waitErr = waitStarted(waitCtx, reg, runDone); waitErr == nil {
-			waitErr = b.WaitForQuiescence(waitCtx)
-		}
+		// WaitForQuiescence waits for Run to have queued every object.
+		waitErr = b.WaitForQuiescence(waitCtx)
 	}
 	setup := srv.Stats()
 
@@ -211,9 +187,6 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *loadedObjects, 
 		progress.Go(func() { printProgress(runCtx, stderr, clock, bindable) })
 	}
 	var passes int
-	if waitErr == nil && !started && startClaims {
-		waitErr = waitStarted(waitCtx, reg, runDone)
-	}
 	if waitErr == nil {
 		waitErr = b.WaitForQuiescence(waitCtx)
 	}
@@ -315,21 +288,6 @@ func statsSince(before, now bindertest.Stats) bindertest.Stats {
 		}
 	}
 	return out
-}
-
-// waitStarted waits until the Binder has synced an object: Run has then
-// queued every object it knew, and WaitForQuiescence waits for them.
-// (Before Run has queued them, WaitForQuiescence has nothing to wait for.)
-func waitStarted(ctx context.Context, g prometheus.Gatherer, runDone <-chan struct{}) error {
-	return wait.PollUntilContextCancel(ctx, time.Millisecond, true, func(context.Context) (bool, error) {
-		select {
-		case <-runDone:
-			return false, errNoProgress
-		default:
-		}
-		n, err := syncCount(g)
-		return n > 0, err
-	})
 }
 
 // settle waits until the Binder has nothing left to do after the
