@@ -150,7 +150,9 @@ func storage(bytes int64) v1.ResourceList {
 // generatedParts hands out the maps and selectors that many generated
 // objects have in common, one shared value per distinct content, so that a
 // generated cluster of a million volumes does not hold a million equal
-// maps. Generated objects are only read (the in-memory API stores copies).
+// maps. The in-memory API stores the generated objects themselves
+// (bindertest.Config.AdoptSeeds) and sets only their own fields, never
+// what they share.
 type generatedParts struct {
 	sizes    map[int64]v1.ResourceList
 	labels   map[string]map[string]string
