@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"strings"
 )
 
 // vnames are the names a validation case may use: ns is the test's
@@ -273,6 +274,16 @@ func validationCases() []vcase {
 		{name: "pv update claimRef and bad annotation key", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
 			metav1.SetMetaDataAnnotation(&asPV(o).ObjectMeta, "bad key!", "yes")
+		}},
+		{name: "pv update claimRef and a changed annotation", obj: pvMut(func(pv *v1.PersistentVolume) {
+			pv.Annotations = map[string]string{"example.com/note": "a"}
+		}), update: func(o runtime.Object) {
+			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
+			asPV(o).Annotations["example.com/note"] = "b"
+		}},
+		{name: "pv update claimRef and annotations over the size limit", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
+			metav1.SetMetaDataAnnotation(&asPV(o).ObjectMeta, "example.com/big", strings.Repeat("x", 256*1024))
 		}},
 		{name: "pv update claimRef and mount options annotation", obj: pvMut(), update: func(o runtime.Object) {
 			asPV(o).Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c"}
