@@ -61,6 +61,9 @@ func TestReleaseStartupPages(t *testing.T) {
 		return n
 	}
 	before := resident()
+	if before == 0 {
+		t.Fatal("no resident read-only mapping of the executable found in /proc/self/smaps")
+	}
 	released, err := releaseStartupPages()
 	if err != nil {
 		t.Fatal(err)
