@@ -14,10 +14,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -31,7 +27,8 @@ import (
 // no profile to the same token.
 func TestControllerProfiling(t *testing.T) {
 	admin := newClient(t, 1000, 2000)
-	profiler := profileReader(t)
+	// As an operator would grant the profiles.
+	profiler := nonResourceReader(t, admin, "volbind-e2e-profiler", "volbind-e2e-profiler", "/debug/pprof", "/debug/pprof/*")
 	metricsOnly, _ := metricsReaders(t, admin)
 	bin := buildVolbind(t)
 	start := func(id string, flags ...string) int {
@@ -82,34 +79,4 @@ func TestControllerProfiling(t *testing.T) {
 			t.Errorf("%s with %s = %d %.200q, want one of %v", tc.path, tc.name, code, body, tc.want)
 		}
 	}
-}
-
-// profileReader creates a ServiceAccount bound to a ClusterRole that may
-// get the profiles, as an operator would grant them, and returns its token.
-func profileReader(t *testing.T) string {
-	t.Helper()
-	admin := newClient(t, 1000, 2000)
-	ctx := t.Context()
-	const name = "volbind-e2e-profiler"
-	_, err := admin.CoreV1().ServiceAccounts(programNS).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/debug/pprof", "/debug/pprof/*"}, Verbs: []string{"get"}}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: programNS}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	_, token := saKubeconfig(t, admin, programNS, name)
-	return token
 }

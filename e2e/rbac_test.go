@@ -355,31 +355,40 @@ func TestControllerUnderRBAC(t *testing.T) {
 // that may get /metrics, one with no rights; it returns their tokens.
 func metricsReaders(t *testing.T, admin kubernetes.Interface) (reader, nobody string) {
 	t.Helper()
+	reader = nonResourceReader(t, admin, "volbind-e2e-scraper", "volbind-e2e-metrics-reader", "/metrics")
+	return reader, nonResourceReader(t, admin, "volbind-e2e-nobody", "")
+}
+
+// nonResourceReader creates the ServiceAccount sa in programNS and, unless
+// role is empty, a ClusterRole of that name that may get urls, bound to it,
+// as an operator would grant them; it returns the ServiceAccount's token.
+// What exists already is kept.
+func nonResourceReader(t *testing.T, admin kubernetes.Interface, sa, role string, urls ...string) string {
+	t.Helper()
 	ctx := t.Context()
-	for _, name := range []string{"volbind-e2e-scraper", "volbind-e2e-nobody"} {
-		_, err := admin.CoreV1().ServiceAccounts(programNS).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := admin.CoreV1().ServiceAccounts(programNS).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if role != "" {
+		_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: role},
+			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: urls, Verbs: []string{"get"}}},
+		}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: programNS}},
+		}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
-	_, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "volbind-e2e-metrics-reader"},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "volbind-e2e-metrics-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "volbind-e2e-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "volbind-e2e-scraper", Namespace: programNS}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	_, reader = saKubeconfig(t, admin, programNS, "volbind-e2e-scraper")
-	_, nobody = saKubeconfig(t, admin, programNS, "volbind-e2e-nobody")
-	return reader, nobody
+	_, token := saKubeconfig(t, admin, programNS, sa)
+	return token
 }
 
 // TestControllerWithoutRecyclerUnderRBAC runs "volbind controller

@@ -26,16 +26,7 @@ import (
 // Only mappings of the executable that are read-only, private and hold no
 // anonymous (copied-on-write) page are released, so no content can change.
 func releaseStartupPages() (int64, error) {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0, fmt.Errorf("release start-up pages: %w", err)
-	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, fmt.Errorf("release start-up pages: %w", err)
-	}
-	regions, err := readOnlyRegions(f, exe)
-	f.Close()
+	regions, err := executableReadOnlyRegions()
 	if err != nil {
 		return 0, fmt.Errorf("release start-up pages: %w", err)
 	}
@@ -47,6 +38,21 @@ func releaseStartupPages() (int64, error) {
 		released += r.rss
 	}
 	return released, nil
+}
+
+// executableReadOnlyRegions returns the mappings of the running
+// executable that readOnlyRegions keeps, read from /proc/self/smaps.
+func executableReadOnlyRegions() ([]region, error) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOnlyRegions(f, exe)
 }
 
 // region is one mapping of /proc/PID/smaps and its resident bytes.

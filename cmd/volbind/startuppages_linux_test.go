@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -51,16 +50,7 @@ Anonymous:            64 kB
 // being resident, and the program goes on running from them.
 func TestReleaseStartupPages(t *testing.T) {
 	resident := func() int64 {
-		exe, err := os.Readlink("/proc/self/exe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open("/proc/self/smaps")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		regions, err := readOnlyRegions(f, exe)
+		regions, err := executableReadOnlyRegions()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,6 +61,9 @@ func TestReleaseStartupPages(t *testing.T) {
 		return n
 	}
 	before := resident()
+	if before == 0 {
+		t.Fatal("no resident read-only mapping of the executable found in /proc/self/smaps")
+	}
 	released, err := releaseStartupPages()
 	if err != nil {
 		t.Fatal(err)
