@@ -53,6 +53,11 @@ func typeName[T any]() string {
 	return t.Name()
 }
 
+// shardOf returns the shard that holds the objects named name.
+func (c *Latest[T]) shardOf(name string) *lockedMap[string, map[string]T] {
+	return &c.shards[c.hash.Index(name, numShards)].Value
+}
+
 // Store keeps obj if its resourceVersion is strictly newer than the stored
 // one for its key (or the key is new) and reports whether it did; an equal
 // or older version is not stored and not an error. A nil object, one without
@@ -66,7 +71,7 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 		return false, fmt.Errorf("cache: store: %w", err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
-	sh := &c.shards[c.hash.Index(name, numShards)].Value
+	sh := c.shardOf(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -106,7 +111,7 @@ func (c *Latest[T]) Share(obj T) (shared bool, err error) {
 		return false, fmt.Errorf("cache: share: %w", err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
-	sh := &c.shards[c.hash.Index(name, numShards)].Value
+	sh := c.shardOf(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	names := sh.m[ns]
@@ -125,7 +130,7 @@ func (c *Latest[T]) Share(obj T) (shared bool, err error) {
 // shared: do not mutate it.
 func (c *Latest[T]) Get(key string) (T, bool) {
 	ns, name := splitKey(key)
-	sh := &c.shards[c.hash.Index(name, numShards)].Value
+	sh := c.shardOf(name)
 	sh.mu.RLock()
 	obj, ok := sh.m[ns][name]
 	sh.mu.RUnlock()
@@ -135,7 +140,7 @@ func (c *Latest[T]) Get(key string) (T, bool) {
 // Delete removes key; an unknown key is a no-op.
 func (c *Latest[T]) Delete(key string) {
 	ns, name := splitKey(key)
-	sh := &c.shards[c.hash.Index(name, numShards)].Value
+	sh := c.shardOf(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	names := sh.m[ns]

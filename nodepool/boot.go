@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/volbind/volbind/zones"
@@ -115,20 +116,10 @@ func diskLabel(bytes int64) string {
 	if len(b) < len(d) {
 		v = b
 	}
-	if isLabelValue(v) {
+	if len(validation.IsValidLabelValue(v)) == 0 {
 		return v
 	}
 	return strconv.FormatInt(bytes, 10)
-}
-
-func isLabelValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // standbyLabels returns the labels of a node for standby spec sp.

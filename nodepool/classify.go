@@ -17,9 +17,7 @@ type podClass struct {
 	rep  *v1.Pod
 	pods []*v1.Pod // sorted by namespace/name
 	free []*v1.Pod // pods without a kept binding, in pods order
-	hash uint64
-	next int32 // next class with the same hash, or -1
-	disk int64 // requested disk bytes (FixedSizeDisk only), 0 = none
+	disk int64     // requested disk bytes (FixedSizeDisk only), 0 = none
 	// keys are the label keys the pod names; fields is set when it uses
 	// matchFields.
 	keys   []string
@@ -37,9 +35,7 @@ type nodeGroup struct {
 	nodes []*v1.Node // participating nodes, by name
 	ranks []uint8    // phaseRank of nodes[i]
 	free  []*v1.Node // nodes without a kept binding, sorted by phase and name
-	hash  uint64
-	next  int32
-	disk  int64 // disk size bytes (-1 = unparsable); only when disk matters
+	disk  int64      // disk size bytes (-1 = unparsable); only when disk matters
 }
 
 // requirementsHash hashes what decides a pod's class.
@@ -139,36 +135,25 @@ func (s *Scaler) classify(pods []*v1.Pod) (classes []*podClass, classOf []*podCl
 	classOf = make([]*podClass, len(pods))
 	var h maphash.Hash
 	h.SetSeed(s.seed)
-	byHash := make(map[uint64]int32)
+	byHash := newHashIndex()
 	for i, p := range pods {
 		var disk int64
 		if s.cfg.FixedSizeDisk {
 			disk = podDisk(p)
 		}
 		hv := requirementsHash(&h, p, disk)
-		idx, ok := byHash[hv]
-		for ok && idx >= 0 {
-			c := classes[idx]
-			if c.disk == disk && sameRequirements(c.rep, p) {
-				c.pods = append(c.pods, p)
-				classOf[i] = c
-				break
-			}
-			idx = c.next
-		}
-		if ok && idx >= 0 {
+		if j := byHash.find(hv, func(j int) bool {
+			return classes[j].disk == disk && sameRequirements(classes[j].rep, p)
+		}); j >= 0 {
+			classes[j].pods = append(classes[j].pods, p)
+			classOf[i] = classes[j]
 			continue
 		}
-		c := &podClass{rep: p, pods: []*v1.Pod{p}, hash: hv, next: -1, disk: disk}
-		classOf[i] = c
-		if ok {
-			c.next = byHash[hv]
-		}
-		byHash[hv] = int32(len(classes))
-		classes = append(classes, c)
+		byHash.add(hv)
+		classOf[i] = &podClass{idx: len(classes), rep: p, pods: []*v1.Pod{p}, disk: disk}
+		classes = append(classes, classOf[i])
 	}
-	for i, c := range classes {
-		c.idx = i
+	for _, c := range classes {
 		c.aff = nodeaffinity.GetRequiredNodeAffinity(c.rep)
 		for k := range c.rep.Spec.NodeSelector {
 			c.keys = append(c.keys, k)
@@ -200,7 +185,7 @@ func (s *Scaler) groupNodes(nodes []*v1.Node, keys []string, byName bool) (group
 	groupOf = make([]*nodeGroup, len(nodes))
 	var h maphash.Hash
 	h.SetSeed(s.seed)
-	byHash := make(map[uint64]int32)
+	byHash := newHashIndex()
 	for i, n := range nodes {
 		h.Reset()
 		for i, k := range keys {
@@ -215,33 +200,57 @@ func (s *Scaler) groupNodes(nodes []*v1.Node, keys []string, byName bool) (group
 			h.WriteString(n.Name)
 		}
 		hv := h.Sum64()
-		idx, ok := byHash[hv]
-		for ok && idx >= 0 {
-			g := groups[idx]
-			if sameLabels(g.rep, n, keys) && (!byName || g.rep.Name == n.Name) {
-				g.nodes = append(g.nodes, n)
-				g.ranks = append(g.ranks, phaseRank(n))
-				groupOf[i] = g
-				break
-			}
-			idx = g.next
-		}
-		if ok && idx >= 0 {
+		if j := byHash.find(hv, func(j int) bool {
+			rep := groups[j].rep
+			return sameLabels(rep, n, keys) && (!byName || rep.Name == n.Name)
+		}); j >= 0 {
+			g := groups[j]
+			g.nodes = append(g.nodes, n)
+			g.ranks = append(g.ranks, phaseRank(n))
+			groupOf[i] = g
 			continue
 		}
-		g := &nodeGroup{rep: n, nodes: []*v1.Node{n}, ranks: []uint8{phaseRank(n)}, hash: hv, next: -1}
+		byHash.add(hv)
+		g := &nodeGroup{idx: len(groups), rep: n, nodes: []*v1.Node{n}, ranks: []uint8{phaseRank(n)}, disk: s.nodeDisk(n)}
 		groupOf[i] = g
-		if ok {
-			g.next = byHash[hv]
-		}
-		byHash[hv] = int32(len(groups))
 		groups = append(groups, g)
 	}
-	for i, g := range groups {
-		g.idx = i
-		g.disk = s.nodeDisk(g.rep)
-	}
 	return groups, groupOf
+}
+
+// hashIndex finds the group an item belongs to among the groups made so
+// far (0, 1, ... in order of add), when equal hashes may still differ.
+type hashIndex struct {
+	// last maps a hash to the latest group with it.
+	last map[uint64]int32
+	// prev[j] is the group added before j with j's hash, or -1.
+	prev []int32
+}
+
+func newHashIndex() hashIndex { return hashIndex{last: make(map[uint64]int32)} }
+
+// find returns the latest group with hash hv for which same holds, or -1.
+func (x *hashIndex) find(hv uint64, same func(j int) bool) int {
+	j, ok := x.last[hv]
+	if !ok {
+		return -1
+	}
+	for ; j >= 0; j = x.prev[j] {
+		if same(int(j)) {
+			return int(j)
+		}
+	}
+	return -1
+}
+
+// add records the next group, len(prev), under hash hv.
+func (x *hashIndex) add(hv uint64) {
+	p, ok := x.last[hv]
+	if !ok {
+		p = -1
+	}
+	x.last[hv] = int32(len(x.prev))
+	x.prev = append(x.prev, p)
 }
 
 func sameLabels(a, b *v1.Node, keys []string) bool {

@@ -139,10 +139,14 @@ func (s *Scaler) compatibility(classes []*podClass, groups []*nodeGroup) (adj []
 	invalid = make([]error, len(classes))
 	adj = make([][]int32, len(classes))
 	gidx := newGroupIndex(groups)
+	var every []int32 // 0..len(groups)-1, made for the first class that pins nothing
 	for _, c := range classes {
 		cands, all := gidx.candidates(c)
 		if all {
-			cands = allGroups(len(groups))
+			if every == nil {
+				every = allGroups(len(groups))
+			}
+			cands = every
 		}
 		for _, gi := range cands {
 			g := groups[gi]

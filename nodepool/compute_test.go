@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -422,6 +423,13 @@ func TestNewErrors(t *testing.T) {
 		{"fixed disk without size", Config{FixedSizeDisk: true}},
 		{"empty extra key", Config{ExtraKeys: []string{""}}},
 		{"extra key is a shape key", Config{ExtraKeys: []string{InstanceTypeLabel}}},
+		{"negative disk size", Config{DefaultDiskSize: resource.MustParse("-1Gi")}},
+		{"extra key not a label key", Config{ExtraKeys: []string{"gpu type"}}},
+		{"capacity type key not a label key", Config{CapacityTypeKey: "-spot"}},
+		{"default instance type not a label value", Config{DefaultInstanceType: "m5 large"}},
+		{"standby instance type not a label value", Config{Standby: []StandbySpec{{InstanceType: "m5/large", Count: 1}}}},
+		{"standby label value not a label value", Config{Standby: []StandbySpec{{InstanceType: "a", Labels: map[string]string{"zone": "a b"}}}}},
+		{"standby label key not a label key", Config{Standby: []StandbySpec{{InstanceType: "a", Labels: map[string]string{"a/b/c": "x"}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

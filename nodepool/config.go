@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volbind/volbind/zones"
 )
@@ -112,6 +114,12 @@ func New(cfg Config) (*Scaler, error) {
 	if cfg.FixedSizeDisk && cfg.DefaultDiskSize.IsZero() {
 		return nil, fmt.Errorf("%w: FixedSizeDisk needs a DefaultDiskSize", ErrInvalidConfig)
 	}
+	if cfg.DefaultDiskSize.Sign() < 0 {
+		return nil, fmt.Errorf("%w: DefaultDiskSize %s is negative", ErrInvalidConfig, cfg.DefaultDiskSize.String())
+	}
+	if err := checkLabels(&cfg); err != nil {
+		return nil, err
+	}
 	s := &Scaler{cfg: cfg, diskSize: cfg.DefaultDiskSize.Value(), seed: maphash.MakeSeed()}
 	keys := []string{InstanceTypeLabel, zones.ZoneLabel, zones.RegionLabel, zones.BetaZoneLabel, zones.BetaRegionLabel, cfg.CapacityTypeKey}
 	if !cfg.DefaultDiskSize.IsZero() {
@@ -160,3 +168,39 @@ func (s *Scaler) Limiter() *BootLimiter { return s.cfg.Limiter }
 
 // CapacityTypeKey returns the capacity type label key in use.
 func (s *Scaler) CapacityTypeKey() string { return s.cfg.CapacityTypeKey }
+
+// checkLabels checks, with the API's label rules, the label keys and values
+// cfg puts on booted nodes, so that a node spec from a Round is never one
+// the API server refuses. The error names each bad field.
+func checkLabels(cfg *Config) error {
+	var errs field.ErrorList
+	key := func(p *field.Path, k string) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(p, k, msg))
+		}
+	}
+	value := func(p *field.Path, v string) {
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(p, v, msg))
+		}
+	}
+	key(field.NewPath("CapacityTypeKey"), cfg.CapacityTypeKey)
+	key(field.NewPath("DiskSizeKey"), cfg.DiskSizeKey)
+	value(field.NewPath("DefaultInstanceType"), cfg.DefaultInstanceType)
+	for i, k := range cfg.ExtraKeys {
+		key(field.NewPath("ExtraKeys").Index(i), k)
+	}
+	for i, sp := range cfg.Standby {
+		p := field.NewPath("Standby").Index(i)
+		value(p.Child("InstanceType"), sp.InstanceType)
+		value(p.Child("CapacityType"), sp.CapacityType)
+		for _, k := range slices.Sorted(maps.Keys(sp.Labels)) {
+			key(p.Child("Labels"), k)
+			value(p.Child("Labels").Key(k), sp.Labels[k])
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errs.ToAggregate())
+	}
+	return nil
+}

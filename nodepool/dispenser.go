@@ -124,9 +124,8 @@ func (d *Dispenser) Request(ctx context.Context, pod *v1.Pod) (Reply, error) {
 	select {
 	case <-d.ready:
 	case <-ctx.Done():
-		return Reply{}, fmt.Errorf("nodepool: request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
 	}
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil { // also when both are ready
 		return Reply{}, fmt.Errorf("nodepool: request node for pod %s: %w", klog.KObj(pod), context.Cause(ctx))
 	}
 	key := podKey(pod)

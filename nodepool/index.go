@@ -62,15 +62,16 @@ func (x *groupIndex) candidates(c *podClass) (cands []int32, all bool) {
 		// Terms are ORed: the union of what each term pins, when every
 		// term pins something.
 		var union []int32
-		for _, t := range ns.NodeSelectorTerms {
-			l, ok := x.termCandidates(&t)
+		pinned := true
+		for i := range ns.NodeSelectorTerms {
+			l, ok := x.termCandidates(&ns.NodeSelectorTerms[i])
 			if !ok {
-				union = nil
+				pinned = false
 				break
 			}
 			union = append(union, l...)
 		}
-		if union != nil || allTermsPin(x, ns) {
+		if pinned {
 			slices.Sort(union)
 			union = slices.Compact(union)
 			if !found || len(union) < len(cands) {
@@ -106,15 +107,4 @@ func (x *groupIndex) termCandidates(t *v1.NodeSelectorTerm) ([]int32, bool) {
 		}
 	}
 	return best, found
-}
-
-// allTermsPin reports whether every term pins something (so an empty union
-// means no candidates at all).
-func allTermsPin(x *groupIndex, ns *v1.NodeSelector) bool {
-	for i := range ns.NodeSelectorTerms {
-		if _, ok := x.termCandidates(&ns.NodeSelectorTerms[i]); !ok {
-			return false
-		}
-	}
-	return true
 }

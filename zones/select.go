@@ -129,7 +129,7 @@ func selectZones(req Request) (sets.Set[string], error) {
 	if req.ZonesWithNodes.Len() > 0 {
 		zs, err := chooseIncluding(req.ZonesWithNodes, req.ClaimName, nodeZone, replicas)
 		if err != nil {
-			return nil, fmt.Errorf("zones: zones with nodes: %w", err)
+			return nil, fmt.Errorf("zones with nodes: %w", err)
 		}
 		return zs, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -141,18 +142,8 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	if len(l) == 0 || len(l) > maxInternedEntries {
 		return l
 	}
-	var names [maxInternedEntries]v1.ResourceName
-	keys := names[:0]
-	for name := range l {
-		keys = append(keys, name)
-	}
-	slices.Sort(keys)
-	in.key = in.key[:0]
-	for _, name := range keys {
-		q := l[name] // String caches its result in q: a copy
-		in.key = appendString(in.key, string(name))
-		in.key = appendString(in.key, q.String())
-	}
+	// String caches its result in the copy q, not in l.
+	in.key = appendSorted(in.key[:0], l, func(q resource.Quantity) string { return q.String() })
 	if shared, ok := in.resources[string(in.key)]; ok {
 		return shared
 	}
@@ -172,17 +163,7 @@ func (in *interner) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 || len(m) > maxInternedEntries {
 		return m
 	}
-	var names [maxInternedEntries]string
-	keys := names[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	in.key = in.key[:0]
-	for _, k := range keys {
-		in.key = appendString(in.key, k)
-		in.key = appendString(in.key, m[k])
-	}
+	in.key = appendSorted(in.key[:0], m, func(v string) string { return v })
 	if shared, ok := in.strings[string(in.key)]; ok {
 		return shared
 	}
@@ -235,6 +216,22 @@ func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinit
 	}
 	in.affinity[string(in.key)] = a
 	return a
+}
+
+// appendSorted appends the entries of m (at most maxInternedEntries) to a
+// key in the order of their names, each as its name and value(its value).
+func appendSorted[K ~string, V any](key []byte, m map[K]V, value func(V) string) []byte {
+	var names [maxInternedEntries]K
+	keys := names[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		key = appendString(key, string(k))
+		key = appendString(key, value(m[k]))
+	}
+	return key
 }
 
 // appendString appends s to a key with its length first, so that no two

@@ -60,10 +60,10 @@ func Of(s *v1.PersistentVolumeSource) (Source, bool) {
 			continue
 		}
 		src := Source{Field: m.field, Plugin: m.plugin}
-		switch {
-		case s.CSI != nil:
+		switch m.field {
+		case "csi":
 			src.Driver, src.Plugin = s.CSI.Driver, s.CSI.Driver
-		case s.FlexVolume != nil:
+		case "flexVolume":
 			src.Driver = s.FlexVolume.Driver
 		}
 		return src, true

@@ -28,6 +28,9 @@ func TestOf(t *testing.T) {
 		// Two members (invalid): CSI wins, as the table puts it first.
 		{v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{}, CSI: &v1.CSIPersistentVolumeSource{Driver: "d"}},
 			Source{Field: "csi", Plugin: "d", Driver: "d"}, true},
+		// hostPath comes before flexVolume: the flex driver is not hostPath's.
+		{v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{}, FlexVolume: &v1.FlexPersistentVolumeSource{Driver: "vendor/x"}},
+			Source{Field: "hostPath", Plugin: "kubernetes.io/host-path"}, true},
 		{v1.PersistentVolumeSource{}, Source{}, false},
 	}
 	for _, tc := range tests {
