@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"slices"
 	"sync"
 	"testing"
 
@@ -100,8 +101,8 @@ func TestDecisions(t *testing.T) {
 				if !ok {
 					continue
 				}
-				if got.Node != node || !samePtrs(got.StaticBindings, q.want.StaticBindings) ||
-					!samePtrs(got.DynamicProvisions, q.want.DynamicProvisions) ||
+				if got.Node != node || !slices.Equal(got.StaticBindings, q.want.StaticBindings) ||
+					!slices.Equal(got.DynamicProvisions, q.want.DynamicProvisions) ||
 					got.StaticBindings == nil || got.DynamicProvisions == nil {
 					t.Errorf("get(%s, %s) = %+v, want %+v", q.pod.UID, q.node, got, q.want)
 				}
@@ -111,19 +112,6 @@ func TestDecisions(t *testing.T) {
 			}
 		})
 	}
-}
-
-// samePtrs reports whether a and b hold the same pointers in order.
-func samePtrs[T any](a, b []*T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestDecisionsAreCopies: neither the recorded slices nor the returned ones
