@@ -130,6 +130,9 @@ func TestDecisionsAreCopies(t *testing.T) {
 	}
 }
 
+// TestDecisionsConcurrent: concurrent records, gets and forgets (checked
+// by the race detector) leave decisions that still record and forget each
+// pod.
 func TestDecisionsConcurrent(t *testing.T) {
 	d := newDecisions()
 	node := decisionNode("n1")
@@ -150,7 +153,20 @@ func TestDecisionsConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := d.len(); n < 0 || n > 20 {
-		t.Errorf("len = %d, want between 0 and 20", n)
+	for i := range 20 {
+		d.record(decisionPod(string(rune('a'+i)), "u"), "n1", nil, nil)
+	}
+	if n := d.len(); n != 20 {
+		t.Errorf("len = %d after recording all 20 pods, want 20", n)
+	}
+	for i := range 20 {
+		pod := decisionPod(string(rune('a'+i)), "u")
+		if _, ok := d.get(pod, node); !ok {
+			t.Errorf("no decision for pod %s after recording it", pod.Name)
+		}
+		d.forget(pod)
+	}
+	if n := d.len(); n != 0 {
+		t.Errorf("len = %d after forgetting all 20 pods, want 0", n)
 	}
 }
