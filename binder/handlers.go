@@ -62,17 +62,17 @@ func (b *Binder) volumeChanged(obj any) {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
 	}
-	wk := volumeWork(pv.Name)
-	switch {
-	case stored:
-		b.work.track(wk)
-		b.work.add(wk)
-	case b.store.shareVolume(pv):
-		// The Binder's own write cached this version first (and queued
-		// the object if it was new): the event confirms it, and its copy,
-		// shared with the informer, replaces the write's answer.
-		b.work.track(wk)
+	if !stored {
+		// Not newer than the cached version. When that is the answer
+		// to the Binder's own write (which tracked and queued the
+		// object if it was new), the event's copy, shared with the
+		// informer, replaces it.
+		b.store.shareVolume(pv)
+		return
 	}
+	wk := volumeWork(pv.Name)
+	b.work.track(wk)
+	b.work.add(wk)
 }
 
 func (b *Binder) volumeDeleted(obj any) {
@@ -104,14 +104,13 @@ func (b *Binder) claimChanged(obj any) {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
-	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
-	switch {
-	case stored:
-		b.work.track(wk)
-		b.work.add(wk)
-	case b.store.shareClaim(pvc):
-		b.work.track(wk)
+	if !stored {
+		b.store.shareClaim(pvc)
+		return
 	}
+	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
+	b.work.track(wk)
+	b.work.add(wk)
 }
 
 func (b *Binder) claimDeleted(obj any) {

@@ -98,25 +98,19 @@ func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 }
 
 // shareVolume replaces the cached volume with pv, the informer's copy of
-// the same version, and reports whether the cached one has that version.
-// The cached one is then usually the answer to the Binder's own write (a
+// the same version, when the cached one has that version. The cached one is then usually the answer to the Binder's own write (a
 // separately decoded object, with managedFields): swapping it for the copy
 // the informer caches too leaves one object per volume in memory (issue 20:
 // the answers were half of the controller's heap at 5,000 pairs).
-func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
+func (s *store) shareVolume(pv *v1.PersistentVolume) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cached, ok := s.volumes.Get(pv.Name)
-	if !ok || cached.ResourceVersion != pv.ResourceVersion {
-		return false
-	}
-	if cached == pv {
-		return true
+	if cached, ok := s.volumes.Get(pv.Name); ok && cached == pv {
+		return // an informer resync: nothing to swap, no index lock
 	}
 	if shared, _ := s.volumes.Share(pv); shared {
 		s.index.Share(pv)
 	}
-	return true
 }
 
 // deleteVolume forgets the volume and remembers its deletion. It returns
@@ -147,18 +141,10 @@ func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 }
 
 // shareClaim is shareVolume for claims.
-func (s *store) shareClaim(pvc *v1.PersistentVolumeClaim) bool {
-	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+func (s *store) shareClaim(pvc *v1.PersistentVolumeClaim) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cached, ok := s.claims.Get(key)
-	if !ok || cached.ResourceVersion != pvc.ResourceVersion {
-		return false
-	}
-	if cached != pvc {
-		_, _ = s.claims.Share(pvc)
-	}
-	return true
+	_, _ = s.claims.Share(pvc)
 }
 
 // deleteClaim is deleteVolume for claims.

@@ -68,16 +68,22 @@ func TestStoreTombstones(t *testing.T) {
 	}
 }
 
+// newHandlerBinder returns a Binder that is not running, for tests that
+// feed its handlers by hand, with its volume and claim handlers.
+func newHandlerBinder(t *testing.T) (*Binder, toolscache.ResourceEventHandler, toolscache.ResourceEventHandler) {
+	t.Helper()
+	b, err := New(newEnv(t).srv, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, b.VolumeHandler(), b.ClaimHandler()
+}
+
 // TestHandlers: handlers ignore foreign objects, unwrap
 // DeletedFinalStateUnknown and keep only newer versions.
 func TestHandlers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	b, err := New(e.srv, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vh, ch := b.VolumeHandler(), b.ClaimHandler()
+	b, vh, ch := newHandlerBinder(t)
 	var nilPV *v1.PersistentVolume
 	for _, obj := range []runtime.Object{nilPV, newPVC("x", "1Gi"), &v1.Pod{}} {
 		vh.OnAdd(obj, false)
@@ -110,13 +116,8 @@ func TestHandlers(t *testing.T) {
 // another version shares nothing.
 func TestHandlersShareWrittenVersion(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	b, err := New(e.srv, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, vh, ch := newHandlerBinder(t)
 	ctx := t.Context()
-	vh, ch := b.VolumeHandler(), b.ClaimHandler()
 
 	answer, event := withRV(newPV("pv1", "1Gi"), "10"), withRV(newPV("pv1", "1Gi"), "10")
 	b.keepVolume(ctx, answer)

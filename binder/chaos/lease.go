@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/volbind/volbind/binder"
@@ -23,26 +22,16 @@ var errNotLeader = errors.New("chaos: this Binder instance does not hold the lea
 // has not noticed its loss yet does; its calls that passed the fence
 // before the handover still land.
 type lease struct {
-	// mu guards holder.
-	mu     sync.Mutex
-	holder *instance
+	holder atomic.Pointer[instance]
 	// refused counts the calls the fences refused.
 	refused atomic.Int64
 }
 
 // acquire makes in the holder.
-func (l *lease) acquire(in *instance) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.holder = in
-}
+func (l *lease) acquire(in *instance) { l.holder.Store(in) }
 
 // holds reports whether in holds the lease.
-func (l *lease) holds(in *instance) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.holder == in
-}
+func (l *lease) holds(in *instance) bool { return l.holder.Load() == in }
 
 // fence returns the Fence of in.
 func (l *lease) fence(in *instance) binder.Fence {
