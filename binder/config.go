@@ -85,21 +85,21 @@ type Config struct {
 
 	// AvailableDelay, when positive, saves the Available write of new
 	// statically provisioned volumes that a claim takes: claims may then be
-	// bound to unbound volumes whose phase is still empty or Pending, and
-	// the volume sync marks such a volume Available only once AvailableDelay
-	// has passed since the Binder first saw it and no claim waiting in the
-	// claim queue (queued by an event, a resync or a write, or waiting for
-	// the retry of a failed sync) might take it (one of its class,
-	// VolumeAttributesClass and volume mode requesting no more than its
-	// capacity, the claim it is pre-bound to, or a claim naming it). A binding then costs 4 writes
+	// bound to unbound volumes whose phase is still empty or Pending, and the
+	// volume sync marks such a volume Available only once AvailableDelay has
+	// passed since the Binder first saw it and no claim waiting in the claim
+	// queue (queued by an event, a resync or a write, or waiting for the retry
+	// of a failed sync) might take it (one of its class, VolumeAttributesClass
+	// and volume mode requesting no more than its capacity, the claim it is
+	// pre-bound to, or a claim naming it). A binding then costs 4 writes
 	// instead of Kubernetes' 5, and a volume no claim takes is marked
-	// Available at most one AvailableDelay after the claim queue has no
-	// claim for it. Zero (the default) is Kubernetes' behaviour: every new
-	// volume is marked Available at its first sync and only Available
-	// volumes are bound to claims that do not name them. A volume held back
-	// is queued again for later; WaitForQuiescence does not wait for that
-	// (see its doc), and SyncVolume of a held volume returns nil without a write. Negative
-	// values are an error.
+	// Available at most one AvailableDelay after the claim queue has no claim
+	// for it. Zero (the default) is Kubernetes' behaviour: every new volume is
+	// marked Available at its first sync and only Available volumes are bound
+	// to claims that do not name them. A volume held back is queued again for
+	// later; WaitForQuiescence does not wait for that (see its doc), and
+	// SyncVolume of a held volume returns nil without a write. Negative values
+	// are an error.
 	AvailableDelay time.Duration
 
 	// CSIMigration says which in-tree plugins are migrated to CSI drivers
