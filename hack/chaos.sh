@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Long chaos runs: hack/chaos.sh N [FIRST] runs N seeds of binder/chaos
+# Long chaos runs: hack/chaos.sh N [FIRST] runs N seeds of internal/chaos
 # (TestChaos) from seed FIRST (default 1000), split over parallel
 # processes, and prints the violations by invariant and one replay line per
 # failing seed.
 #
 # Environment: CHAOS_CLASSES (default "default"; "all" adds the classes that
-# show known bugs, see binder/chaos/case.go), CHAOS_JOBS (parallel
+# show known bugs, see internal/chaos/case.go), CHAOS_JOBS (parallel
 # processes, default the number of CPUs), CHAOS_RACE=1 (race detector),
 # CHAOS_SHRINK=1 (shrink each failing case; slow).
 set -euo pipefail
@@ -20,7 +20,7 @@ race=()
 [ "${CHAOS_RACE:-0}" = 1 ] && race=(-race)
 
 out=$(mktemp -d)
-go test "${race[@]}" -c -o "$out/chaos.test" ./binder/chaos
+go test "${race[@]}" -c -o "$out/chaos.test" ./internal/chaos
 chunk=$(( (n + jobs - 1) / jobs ))
 start=$(date +%s)
 pids=()
@@ -43,8 +43,8 @@ if ((failed > 0)); then
 	echo "violations by invariant (seeds):"
 	cat "${logs[@]}" | grep -o 'chaos: FAIL seed=[0-9]* invariants=[a-z,-]*' | sed 's/.*invariants=//' | tr , '\n' | sort | uniq -c | sort -rn
 	echo "violations:"
-	# The invariant names, as binder/chaos/violation.go declares them.
-	inv=$(sed -n 's/^\t[A-Za-z]* *= "\([a-z-]*\)"$/\1/p' binder/chaos/violation.go | paste -sd'|')
+	# The invariant names, as internal/chaos/violation.go declares them.
+	inv=$(sed -n 's/^\t[A-Za-z]* *= "\([a-z-]*\)"$/\1/p' internal/chaos/violation.go | paste -sd'|')
 	cat "${logs[@]}" | grep -E "^\s+chaos_test.go:[0-9]+: ($inv): " | sed 's/^\s*chaos_test.go:[0-9]*: //' | sort | uniq | head -200
 	echo "seeds a restarted Binder repaired (stuck, not broken): $(cat "${logs[@]}" | grep -c 'stuck: a restarted' || true)"
 	echo "replay lines:"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/volbind/volbind/binder/chaos"
+	"github.com/volbind/volbind/internal/chaos"
 )
 
 var (
@@ -147,5 +147,5 @@ func runCase(t *testing.T, c chaos.Case, cov *coverage) {
 }
 
 func replayLine(c chaos.Case) string {
-	return fmt.Sprintf("go test ./binder/chaos -count=1 -run 'TestChaos$' -chaos.case='%s'", c)
+	return fmt.Sprintf("go test ./internal/chaos -count=1 -run 'TestChaos$' -chaos.case='%s'", c)
 }

@@ -5,7 +5,7 @@
 // A Case is derived from a seed (CaseFor) and can be written as one line
 // (Case.String, ParseCase), so that a failing run replays:
 //
-//	go test ./binder/chaos -run 'TestChaos$' -chaos.case='seed=7,objects=40,...'
+//	go test ./internal/chaos -run 'TestChaos$' -chaos.case='seed=7,objects=40,...'
 //
 // Run executes a Case; Shrink cuts a failing Case down to a smaller one
 // that still fails. The tests of this package run a fixed set of seeds in

@@ -3,7 +3,7 @@ package chaos_test
 import (
 	"testing"
 
-	"github.com/volbind/volbind/binder/chaos"
+	"github.com/volbind/volbind/internal/chaos"
 )
 
 func TestCaseRoundTrip(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/volbind/volbind/binder/chaos"
+	"github.com/volbind/volbind/internal/chaos"
 )
 
 // Run one case: a cluster of 12 volumes and 12 claims, conflicts and
