@@ -50,6 +50,7 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 	claims := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithNamespace(cfg.Namespace))
 	volumes := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.VolumeSelector }))
+	classes := informers.NewSharedInformerFactory(client, resync)
 	var workers sync.WaitGroup
 	opts := []func(*controller.ProvisionController) error{
 		controller.AddFinalizer(true),
@@ -57,7 +58,7 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 		controller.ResyncPeriod(resync),
 		controller.ClaimsInformer(claims.Core().V1().PersistentVolumeClaims().Informer()),
 		controller.VolumesInformer(volumes.Core().V1().PersistentVolumes().Informer()),
-		controller.ClassesInformer(volumes.Storage().V1().StorageClasses().Informer()),
+		controller.ClassesInformer(classes.Storage().V1().StorageClasses().Informer()),
 	}
 	if p.cfg.MigratedFrom != "" {
 		opts = append(opts, controller.AdditionalProvisionerNames([]string{p.cfg.MigratedFrom}))
@@ -76,9 +77,11 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 	ctrl.ControllerWaitGroup(&workers)
 	claims.Start(ctx.Done())
 	volumes.Start(ctx.Done())
+	classes.Start(ctx.Done())
 	ctrl.Run(ctx)
 	workers.Wait()
-	claims.Shutdown()
-	volumes.Shutdown()
+	for _, f := range []informers.SharedInformerFactory{claims, volumes, classes} {
+		f.Shutdown()
+	}
 	return nil
 }
