@@ -216,6 +216,7 @@ func (c *controller) lead(ctx context.Context) error {
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
 		Reclaim:        reclaim,
+		Provisioning:   provisioning(c.o),
 		Fence:          c.fence,
 		Identity:       c.o.Identity,
 	})
@@ -254,4 +255,15 @@ func (c *controller) readyCheck(*http.Request) error {
 		return errors.New(s.String())
 	}
 	return nil
+}
+
+// provisioning is the Binder's provisioning of o: with
+// --enable-dynamic-provisioning (the default, as in
+// kube-controller-manager), claims of external provisioners are handed to
+// them; no provisioner is built into the program.
+func provisioning(o controllerOptions) *binder.ProvisioningConfig {
+	if !o.DynamicProvisioning {
+		return nil
+	}
+	return &binder.ProvisioningConfig{}
 }
