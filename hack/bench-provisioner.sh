@@ -14,6 +14,8 @@
 #   hack/bench-provisioner.sh                                    kcm and volbind, limits 20/30 and 1000/2000, 1,000 claims
 #   BENCH_BINDERS="volbind" BENCH_LIMITS="20/30" BENCH_SIZES="1000 5000" hack/bench-provisioner.sh
 #   BENCH_PROVISIONER_LIMITS=1000/2000 hack/bench-provisioner.sh  the provisioner's client limits (default 2000/4000)
+#   BENCH_PROVISIONER_THREADS=4 hack/bench-provisioner.sh         the library's workers (default 100, csi-provisioner's
+#                                                                 --worker-threads default; the library's own is 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD/hack
@@ -24,6 +26,7 @@ binders=${BENCH_BINDERS:-kcm volbind}
 limits=${BENCH_LIMITS:-20/30 1000/2000}
 sizes=${BENCH_SIZES:-1000}
 plimits=${BENCH_PROVISIONER_LIMITS:-2000/4000}
+pthreads=${BENCH_PROVISIONER_THREADS:-100}
 driver=csi.e2e.volbind.io
 log() { echo "bench-provisioner: $*" >&2; }
 
@@ -61,7 +64,7 @@ for b in $binders; do
 			esac
 			# The PID file's name starts with volbind, so that cluster-down.sh stops it.
 			"$tools/testprovisioner" -kubeconfig "$dir/kubeconfig" -driver "$driver" \
-				-kube-api-qps "${plimits%/*}" -kube-api-burst "${plimits#*/}" </dev/null >"$dir/provisioner.log" 2>&1 &
+				-kube-api-qps "${plimits%/*}" -kube-api-burst "${plimits#*/}" -threadiness "$pthreads" </dev/null >"$dir/provisioner.log" 2>&1 &
 			echo $! >"$dir/volbind-provisioner.pid"
 			"$tools/benchload" -kubeconfig "$dir/kubeconfig" -n "$n" -pid "$pid" -name "$name" -limits "$l" \
 				-provisioner "$driver" | tee -a "$rows" >&2
@@ -70,6 +73,6 @@ for b in $binders; do
 	done
 done
 echo
-echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%d); $driver provisioned by sig-storage-lib-external-provisioner (client $plimits); time from the first claim created to all claims and volumes Bound"
+echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%d); $driver provisioned by sig-storage-lib-external-provisioner (client $plimits, $pthreads workers); time from the first claim created to all claims and volumes Bound"
 "$tools/benchload" -header
 cat "$rows"
