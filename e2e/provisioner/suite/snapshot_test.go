@@ -170,15 +170,31 @@ type difference struct {
 }
 
 // compare returns every field of every checkpoint whose value differs
-// between the volbind and kcm results, and how many fields were compared.
-func (r *results) compare() ([]difference, int) {
+// between the volbind and kcm results, and how many fields were compared
+// per case. A checkpoint or case one binder lacks counts as different in
+// every field.
+func (r *results) compare() ([]difference, map[string]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []difference
-	compared := 0
+	compared := map[string]int{}
 	vb, kcm := r.m["volbind"], r.m["kcm"]
-	for _, tc := range sortedKeys(vb) {
-		for _, cp := range sortedKeys(vb[tc]) {
+	tcs := map[string]bool{}
+	for tc := range vb {
+		tcs[tc] = true
+	}
+	for tc := range kcm {
+		tcs[tc] = true
+	}
+	for _, tc := range sortedKeys(tcs) {
+		cps := map[string]bool{}
+		for cp := range vb[tc] {
+			cps[cp] = true
+		}
+		for cp := range kcm[tc] {
+			cps[cp] = true
+		}
+		for _, cp := range sortedKeys(cps) {
 			a, b := vb[tc][cp], kcm[tc][cp]
 			objects := map[string]bool{}
 			for o := range a {
@@ -196,7 +212,7 @@ func (r *results) compare() ([]difference, int) {
 					fields[f] = true
 				}
 				for _, f := range sortedKeys(fields) {
-					compared++
+					compared[tc]++
 					av, aok := a[o][f]
 					bv, bok := b[o][f]
 					if av != bv || aok != bok {
