@@ -41,8 +41,8 @@ func TestParseControllerFlags(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("defaults (-want +got):\n%s", diff)
 			}
-			if !o.DynamicProvisioning || provisioning(o) == nil {
-				t.Errorf("DynamicProvisioning = %v, provisioning = %v; want on by default, as kube-controller-manager", o.DynamicProvisioning, provisioning(o))
+			if pc := provisioning(o); !o.DynamicProvisioning || pc == nil || pc.Nodes == nil {
+				t.Errorf("DynamicProvisioning = %v, provisioning = %+v; want on by default, as kube-controller-manager, with Nodes set (no node informer)", o.DynamicProvisioning, provisioning(o))
 			}
 			if !strings.Contains(o.Identity, "_") || len(o.Identity) < 38 {
 				t.Errorf("Identity = %q, want host name, _ and a UUID", o.Identity)
