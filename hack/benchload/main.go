@@ -76,10 +76,10 @@ func main() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-	defer cancel()
-	if err := run(ctx, o, os.Stdout); err != nil {
+	err := run(ctx, o, os.Stdout)
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
-		cancel()
 		os.Exit(1)
 	}
 }
