@@ -132,7 +132,7 @@ const (
 // Provisioner is who provisions a claim's volume.
 type Provisioner struct {
 	// Name is the class's provisioner.
-	Name string `json:"name"`
+	Name string          `json:"name"`
 	Kind ProvisionerKind `json:"kind"`
 	// CSIDriver is the driver of a Migrated provisioner.
 	CSIDriver string `json:"csiDriver,omitempty"`

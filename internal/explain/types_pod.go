@@ -62,8 +62,8 @@ type NodeReason struct {
 	Detail string `json:"detail,omitempty"`
 	// Candidates are, for a claim that no volume fits on the node, the
 	// volumes closest to fitting there; More counts the others by rule.
-	Candidates []Candidate  `json:"candidates,omitempty"`
-	More       []RuleCount  `json:"more,omitempty"`
+	Candidates []Candidate `json:"candidates,omitempty"`
+	More       []RuleCount `json:"more,omitempty"`
 	// Capacities are, for NotEnoughSpace, the CSIStorageCapacity objects
 	// of the claim's class that reach the node, none large enough.
 	Capacities []CapacityObject `json:"capacities,omitempty"`
