@@ -99,7 +99,7 @@ func (s *scan) tieBreaks(v *volumeInfo, rule Rule) (int64, int64) {
 		return s.m.distance(v), 0
 	}
 	pre := int64(1)
-	if s.m.preboundTo(v.pv) {
+	if s.m.preboundTo(v) {
 		pre = 0
 	}
 	if s.m.scheduler {
@@ -146,7 +146,7 @@ func (s *scan) candidates(d *detailer) []Candidate {
 		r := &s.top[i]
 		c := Candidate{
 			Volume:       r.v.pv.Name,
-			Capacity:     r.v.capacity.String(),
+			Capacity:     r.v.capacityText(),
 			AccessModes:  modeNames(r.v.pv.Spec.AccessModes),
 			StorageClass: r.v.class,
 			Chosen:       r.v.pv.Name == s.chosen && r.rule == Fits,

@@ -46,7 +46,7 @@ func (o ClaimOptions) max() int {
 // Explaining one claim among 100,000 volumes takes a few milliseconds
 // (BenchmarkClaim).
 func (e *Explainer) Claim(namespace, name string, opts ClaimOptions) (*ClaimExplanation, error) {
-	pvc, ok := e.claims[namespace+"/"+name]
+	pvc, ok := e.claims[claimName{namespace, name}]
 	if !ok {
 		return nil, fmt.Errorf("%w: PersistentVolumeClaim %s/%s", ErrNotFound, namespace, name)
 	}
@@ -178,7 +178,7 @@ func (e *Explainer) requestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolume
 }
 
 func requestedCandidate(v *volumeInfo, rule Rule, d *detailer) Candidate {
-	c := Candidate{Volume: v.pv.Name, Capacity: v.capacity.String(), AccessModes: modeNames(v.pv.Spec.AccessModes),
+	c := Candidate{Volume: v.pv.Name, Capacity: v.capacityText(), AccessModes: modeNames(v.pv.Spec.AccessModes),
 		StorageClass: v.class, Rule: rule, Chosen: rule == Fits}
 	if rule == Fits {
 		c.Detail = "chosen: the claim asks for it by name"
@@ -197,7 +197,7 @@ func checkRequested(v *volumeInfo, pvc *v1.PersistentVolumeClaim) (Rule, string)
 	switch {
 	case pv.DeletionTimestamp != nil:
 		return Deleting, fmt.Sprintf("the volume is marked for deletion %q", pv.Name)
-	case v.capacity.Value() < req.Value():
+	case v.bytes < req.Value():
 		return Capacity, "requested PV is too small"
 	case v.class != volume.GetPersistentVolumeClaimClass(pvc):
 		return StorageClass, "storageClassName does not match"
@@ -250,13 +250,13 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 		x.set(WouldBind, "would bind to "+best.Name+" now", sr.d.whyChosen())
 		x.Volume = best.Name
 		x.Contenders = e.contenders(pvc, e.volumeByName[best.Name])
-		x.Alternatives = sr.alternatives(best)
+		x.Alternatives = sr.alternatives()
 		return nil
 	}
 	if !volume.PersistentVolumeClaimHasClass(pvc) && e.defaultClass != nil {
-		return e.defaultClassClaim(x, pvc, node, max, sr.alternatives(nil))
+		return e.defaultClassClaim(x, pvc, node, max, sr.alternatives())
 	}
-	alts := sr.alternatives(nil)
+	alts := sr.alternatives()
 	switch {
 	case delay && !volume.IsDelayBindingProvisioning(pvc):
 		e.waitsForConsumer(x, pvc)

@@ -41,7 +41,7 @@ func (d *detailer) ruleDetail(v *volumeInfo, rule Rule) string {
 	case VolumeMode:
 		return fmt.Sprintf("volume mode %s, the claim's is %s", modeOrDefault(pv.Spec.VolumeMode), m.mode)
 	case Capacity:
-		return fmt.Sprintf("capacity %s < request %s", v.capacity.String(), m.request.String())
+		return fmt.Sprintf("capacity %s < request %s", v.capacityText(), m.request.String())
 	case Selector:
 		return fmt.Sprintf("labels %s do not match the selector %s", labelText(pv.Labels), m.selector.String())
 	case VolumeAttributesClass:
@@ -75,15 +75,15 @@ func (d *detailer) fitDetail(v *volumeInfo, s *scan) string {
 		return "fits; kube-scheduler chooses on the pod's node"
 	case c == nil:
 		return "fits"
-	case m.preboundTo(v.pv) && m.preboundTo(c.pv):
+	case m.preboundTo(v) && m.preboundTo(c):
 		return "fits, pre-bound to the claim too; " + c.pv.Name + " sorts first by name"
 	case !m.scheduler && v.modes.rank() > c.modes.rank():
 		return fmt.Sprintf("fits, but offers more access modes (%s) than %s (%s): the controller tries volumes with the fewest modes first",
 			joinModes(v.pv.Spec.AccessModes), c.pv.Name, joinModes(c.pv.Spec.AccessModes))
-	case m.preboundTo(c.pv):
+	case m.preboundTo(c):
 		return "fits, but " + c.pv.Name + " is pre-bound to the claim"
-	case v.capacity.Cmp(c.capacity) > 0:
-		return fmt.Sprintf("fits, but is larger than %s (%s > %s)", c.pv.Name, v.capacity.String(), c.capacity.String())
+	case v.capacity.cmp(c.capacity) > 0:
+		return fmt.Sprintf("fits, but is larger than %s (%s > %s)", c.pv.Name, v.capacityText(), c.capacityText())
 	}
 	return "fits, as large as " + c.pv.Name + ", whose name sorts first"
 }
@@ -91,14 +91,14 @@ func (d *detailer) fitDetail(v *volumeInfo, s *scan) string {
 // whyChosen says why the chosen volume wins.
 func (d *detailer) whyChosen() string {
 	m, c := d.m, d.chosen
-	if m.preboundTo(c.pv) {
+	if m.preboundTo(c) {
 		return "pre-bound to the claim (its claimRef names the claim)"
 	}
 	why := "the smallest volume that fits"
 	if m.node != nil {
 		why += " on node " + m.node.Name
 	}
-	if s := d.smallest; !m.scheduler && s != nil && s != c && s.capacity.Cmp(c.capacity) < 0 {
+	if s := d.smallest; !m.scheduler && s != nil && s != c && s.capacity.cmp(c.capacity) < 0 {
 		why += fmt.Sprintf(" among those with the fewest access modes (%s); %s is smaller but offers %s",
 			joinModes(c.pv.Spec.AccessModes), s.pv.Name, joinModes(s.pv.Spec.AccessModes))
 	}

@@ -79,7 +79,7 @@ type Explainer struct {
 	// index holds the valid volumes, as the Binder's store does.
 	index *pvindex.Index
 
-	claims map[string]*v1.PersistentVolumeClaim
+	claims map[claimName]*v1.PersistentVolumeClaim
 	// pending are the claims that have not completed binding and name no
 	// volume, sorted by key: the claims that may take any volume.
 	pending []*v1.PersistentVolumeClaim
@@ -119,7 +119,7 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		volumes:      make([]volumeInfo, 0, len(objs.Volumes)),
 		volumeByName: make(map[string]*volumeInfo, len(objs.Volumes)),
 		index:        pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: cfg.UnmarkedCandidates}),
-		claims:       make(map[string]*v1.PersistentVolumeClaim, len(objs.Claims)),
+		claims:       make(map[claimName]*v1.PersistentVolumeClaim, len(objs.Claims)),
 		naming:       make(map[string][]*v1.PersistentVolumeClaim),
 		classes:      make(map[string]*storagev1.StorageClass, len(objs.Classes)),
 		nodes:        slices.Clone(objs.Nodes),
@@ -148,6 +148,15 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// claimName names a claim without building a "namespace/name" string.
+type claimName struct{ namespace, name string }
+
+// claimByKey returns the claim with key "namespace/name".
+func (e *Explainer) claimByKey(key string) *v1.PersistentVolumeClaim {
+	ns, name, _ := strings.Cut(key, "/")
+	return e.claims[claimName{ns, name}]
 }
 
 // invalid returns the ErrInvalidInput error of the i-th object of kind.
@@ -191,9 +200,9 @@ func (e *Explainer) addClaims(claims []*v1.PersistentVolumeClaim) error {
 		case pvc.Name == "" || pvc.Namespace == "":
 			return invalid("PersistentVolumeClaim", i, pvc.Name, "no name or namespace")
 		}
-		key := cache.Key(pvc)
+		key := claimName{pvc.Namespace, pvc.Name}
 		if e.claims[key] != nil {
-			return invalid("PersistentVolumeClaim", i, key, "the name is used twice")
+			return invalid("PersistentVolumeClaim", i, cache.Key(pvc), "the name is used twice")
 		}
 		e.claims[key] = pvc
 		switch {

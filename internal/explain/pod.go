@@ -97,8 +97,8 @@ func (e *Explainer) Pod(ctx context.Context, namespace, name string, opts PodOpt
 func (e *Explainer) claimsOf(pod *v1.Pod) []*v1.PersistentVolumeClaim {
 	var out []*v1.PersistentVolumeClaim
 	for i := range pod.Spec.Volumes {
-		if name := claimName(pod, &pod.Spec.Volumes[i]); name != "" {
-			if pvc := e.claims[pod.Namespace+"/"+name]; pvc != nil {
+		if name := podClaimName(pod, &pod.Spec.Volumes[i]); name != "" {
+			if pvc := e.claims[claimName{pod.Namespace, name}]; pvc != nil {
 				out = append(out, pvc)
 			}
 		}
@@ -106,7 +106,7 @@ func (e *Explainer) claimsOf(pod *v1.Pod) []*v1.PersistentVolumeClaim {
 	return out
 }
 
-func claimName(pod *v1.Pod, vol *v1.Volume) string {
+func podClaimName(pod *v1.Pod, vol *v1.Volume) string {
 	switch {
 	case vol.PersistentVolumeClaim != nil:
 		return vol.PersistentVolumeClaim.ClaimName
@@ -119,11 +119,11 @@ func claimName(pod *v1.Pod, vol *v1.Volume) string {
 // findError is kube-scheduler's text for a pod that cannot be evaluated.
 func (e *Explainer) findError(pod *v1.Pod, err error) string {
 	for i := range pod.Spec.Volumes {
-		name := claimName(pod, &pod.Spec.Volumes[i])
+		name := podClaimName(pod, &pod.Spec.Volumes[i])
 		if name == "" {
 			continue
 		}
-		pvc := e.claims[pod.Namespace+"/"+name]
+		pvc := e.claims[claimName{pod.Namespace, name}]
 		switch {
 		case pvc == nil && errors.Is(err, scheduling.ErrClaimNotFound):
 			return fmt.Sprintf("persistentvolumeclaim %q not found", name)
@@ -177,7 +177,7 @@ func (e *Explainer) provisionOnNode(ctx context.Context, s *schedSide, nc *NodeC
 // nodeReason explains one of Find's reasons with what decided it.
 func (e *Explainer) nodeReason(r scheduling.Reason, node *v1.Node, pv *scheduling.PodVolumes, nc *nodeCandidates) NodeReason {
 	out := NodeReason{Message: r.Message(), Kind: r.Kind.String(), Claim: r.Claim, Volume: r.Volume, Detail: r.Detail}
-	pvc := e.claims[r.Claim]
+	pvc := e.claimByKey(r.Claim)
 	switch r.Kind {
 	case scheduling.VolumeNodeAffinityConflict:
 		if v := e.volumeByName[r.Volume]; v != nil && affinityText(v.pv) != "" {

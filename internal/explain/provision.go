@@ -120,10 +120,10 @@ func (e *Explainer) contenders(pvc *v1.PersistentVolumeClaim, v *volumeInfo) []s
 // availableCopy returns v as it is once the controller has made it an
 // unbound, Available volume.
 func availableCopy(v *volumeInfo) *volumeInfo {
-	c := *v
-	c.pv = v.pv.DeepCopy()
-	c.pv.Spec.ClaimRef = nil
-	c.pv.Status.Phase = v1.VolumeAvailable
+	pv := v.pv.DeepCopy()
+	pv.Spec.ClaimRef = nil
+	pv.Status.Phase = v1.VolumeAvailable
+	c := infoOf(pv)
 	return &c
 }
 

@@ -20,17 +20,13 @@ type scanResult struct {
 	m *matcher
 	d *detailer
 	// futures are volumes that are no candidates now but fit the claim
-	// once the controller makes them Available (PV controller only).
-	futures []future
+	// once the controller makes them Available, and that it would prefer
+	// to the chosen volume (PV controller only).
+	futures []*volumeInfo
 	// preboundSeen: a volume pre-bound to the claim that passes every
 	// rule but node affinity was met (the first decides kube-scheduler's
 	// search).
 	preboundSeen bool
-}
-
-type future struct {
-	v      *volumeInfo
-	reason string
 }
 
 // scanClaim lists the candidates of an unrequested claim into x. best is
@@ -68,10 +64,10 @@ func (e *Explainer) scanClaim(x *ClaimExplanation, pvc *v1.PersistentVolumeClaim
 // watch sees every volume of the scan with the first rule it fails.
 func (sr *scanResult) watch(v *volumeInfo, rule Rule) {
 	m, d := sr.m, sr.d
-	if rule == Fits && (d.smallest == nil || v.capacity.Cmp(d.smallest.capacity) < 0) {
+	if rule == Fits && (d.smallest == nil || v.capacity.cmp(d.smallest.capacity) < 0) {
 		d.smallest = v
 	}
-	if m.node != nil && !sr.preboundSeen && (rule == Fits || rule == NodeAffinity) && m.preboundTo(v.pv) {
+	if m.node != nil && !sr.preboundSeen && (rule == Fits || rule == NodeAffinity) && m.preboundTo(v) {
 		// Volumes are scanned by name: this is the pre-bound volume that
 		// decides kube-scheduler's search.
 		sr.preboundSeen = true
@@ -79,84 +75,106 @@ func (sr *scanResult) watch(v *volumeInfo, rule Rule) {
 			d.decider = v
 		}
 	}
-	if m.scheduler || (rule != NotAvailable && rule != BoundElsewhere) {
+	if m.scheduler || (rule != NotAvailable && rule != BoundElsewhere) || v.class != m.class || v.deleting {
 		return
 	}
-	if v.class != m.class || v.pv.DeletionTimestamp != nil || m.checkSpec(v) != Fits {
+	// Cheapest first: most volumes bound elsewhere would not be preferred
+	// or do not fit anyway, and stay bound.
+	if c := d.chosen; c != nil && sr.compare(v, c) >= 0 {
 		return
 	}
-	if reason := sr.e.futureReason(v); reason != "" {
-		sr.futures = append(sr.futures, future{v: v, reason: reason})
+	if m.checkSpec(v) == Fits && sr.e.becomesAvailable(v) != stays {
+		sr.futures = append(sr.futures, v)
 	}
 }
 
-// futureReason says why the controller makes v, which is no candidate
-// now, Available soon, or "" when it does not.
-func (e *Explainer) futureReason(v *volumeInfo) string {
+// becoming says how the controller makes a volume Available.
+type becoming int
+
+const (
+	stays      becoming = iota // it does not
+	marked                     // unbound: marked Available at its next sync
+	rolledBack                 // its binding to a claim bound elsewhere is rolled back
+	recycled                   // released, and scrubbed by the Recycle policy
+)
+
+// becomesAvailable says whether, and how, the controller makes v, which
+// is no candidate now, an unbound Available volume soon.
+func (e *Explainer) becomesAvailable(v *volumeInfo) becoming {
 	pv := v.pv
 	ref := pv.Spec.ClaimRef
-	if ref == nil {
+	switch {
+	case ref == nil:
+		return marked
+	case ref.UID == "":
+		return stays
+	}
+	c := e.claims[claimName{ref.Namespace, ref.Name}]
+	byController := metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController)
+	if c != nil && c.UID == ref.UID {
+		if c.Spec.VolumeName != "" && c.Spec.VolumeName != pv.Name && byController {
+			return rolledBack
+		}
+		return stays
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRecycle && !e.cfg.NoRecycling && byController {
+		// Once scrubbed, the controller drops the claimRef it wrote.
+		return recycled
+	}
+	return stays
+}
+
+// futureReason says why the controller makes v Available soon, or "" when
+// it does not.
+func (e *Explainer) futureReason(v *volumeInfo) string {
+	pv := v.pv
+	switch e.becomesAvailable(v) {
+	case marked:
 		return fmt.Sprintf("%s is not Available yet (phase %s): the controller marks it Available at its next sync",
 			pv.Name, phaseText(pv.Status.Phase))
-	}
-	if ref.UID == "" {
-		return ""
-	}
-	key := ref.Namespace + "/" + ref.Name
-	c := e.claims[key]
-	if c != nil && c.UID == ref.UID {
-		if c.Spec.VolumeName != "" && c.Spec.VolumeName != pv.Name && metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
-			return fmt.Sprintf("%s is bound by the controller to claim %s, which asks for volume %s: the controller rolls that binding back and makes %s Available",
-				pv.Name, key, c.Spec.VolumeName, pv.Name)
-		}
-		return ""
-	}
-	if pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRecycle && !e.cfg.NoRecycling &&
-		metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
-		// Once scrubbed, the controller drops the claimRef it wrote.
-		return fmt.Sprintf("%s is released (its claim %s is gone) and its reclaim policy Recycle makes it Available again once scrubbed",
-			pv.Name, key)
+	case rolledBack:
+		ref := pv.Spec.ClaimRef
+		c := e.claims[claimName{ref.Namespace, ref.Name}]
+		return fmt.Sprintf("%s is bound by the controller to claim %s/%s, which asks for volume %s: the controller rolls that binding back and makes %s Available",
+			pv.Name, ref.Namespace, ref.Name, c.Spec.VolumeName, pv.Name)
+	case recycled:
+		ref := pv.Spec.ClaimRef
+		return fmt.Sprintf("%s is released (its claim %s/%s is gone) and its reclaim policy Recycle makes it Available again once scrubbed",
+			pv.Name, ref.Namespace, ref.Name)
 	}
 	return ""
 }
 
-// alternatives returns the futures the controller would prefer to best
-// (all of them when best is nil), in its order of preference.
-func (sr *scanResult) alternatives(best *v1.PersistentVolume) []Alternative {
-	key := func(v *volumeInfo) [2]int64 {
-		pre := int64(1)
-		if sr.m.preboundTo(v.pv) {
-			pre = 0
+// compare orders volumes as the PV controller prefers them: access-mode
+// set, then a volume pre-bound to the claim, then capacity, then name.
+func (sr *scanResult) compare(a, b *volumeInfo) int {
+	rank := func(v *volumeInfo) int {
+		r := v.modes.rank() * 2
+		if !sr.m.preboundTo(v) {
+			r++
 		}
-		return [2]int64{int64(v.modes.rank())*2 + pre, 0}
+		return r
 	}
-	before := func(a, b *volumeInfo) int {
-		ka, kb := key(a), key(b)
-		if c := cmp.Compare(ka[0], kb[0]); c != 0 {
-			return c
-		}
-		if c := a.capacity.Cmp(b.capacity); c != 0 {
-			return c
-		}
-		return strings.Compare(a.pv.Name, b.pv.Name)
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+		return c
 	}
-	var b *volumeInfo
-	if best != nil {
-		b = sr.e.volumeByName[best.Name]
+	if c := a.capacity.cmp(b.capacity); c != 0 {
+		return c
 	}
-	var keep []future
-	for _, f := range sr.futures {
-		if b == nil || before(f.v, b) < 0 {
-			keep = append(keep, f)
-		}
-	}
-	slices.SortFunc(keep, func(x, y future) int { return before(x.v, y.v) })
-	out := make([]Alternative, 0, len(keep))
-	for _, f := range keep {
-		out = append(out, Alternative{Volume: f.v.pv.Name, Reason: f.reason})
-	}
-	if len(out) == 0 {
+	return strings.Compare(a.pv.Name, b.pv.Name)
+}
+
+// alternatives returns the futures the controller would prefer to the
+// chosen volume (all of them when none is chosen), in its order of
+// preference.
+func (sr *scanResult) alternatives() []Alternative {
+	if len(sr.futures) == 0 {
 		return nil
+	}
+	slices.SortFunc(sr.futures, sr.compare)
+	out := make([]Alternative, 0, len(sr.futures))
+	for _, v := range sr.futures {
+		out = append(out, Alternative{Volume: v.pv.Name, Reason: sr.e.futureReason(v)})
 	}
 	return out
 }
