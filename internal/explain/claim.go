@@ -318,12 +318,13 @@ func (e *Explainer) waitsForConsumer(x *ClaimExplanation, pvc *v1.PersistentVolu
 	default:
 		summary = "waits for pods " + strings.Join(waiting, ", ") + " to be scheduled"
 	}
-	reason := "its class binds WaitForFirstConsumer: kube-scheduler chooses a volume (or has one provisioned) on the node of the first pod that uses it"
+	reason := "its class binds WaitForFirstConsumer: kube-scheduler picks its volume on the node of the first pod that uses it"
 	p, why := e.provisioner(pvc)
 	if p != nil {
 		x.Provisioner = p
+		reason += ", or has one provisioned there"
 	} else {
-		reason += "; no existing volume on that node means the pod cannot run there, because " + why
+		reason += "; only an existing volume can serve it (" + why + ")"
 	}
 	x.set(WaitForFirstConsumer, summary, reason)
 }

@@ -39,7 +39,7 @@ func (e *Explainer) provisioner(pvc *v1.PersistentVolumeClaim) (*Provisioner, st
 	case slices.Contains(e.cfg.InTreeProvisioners, sc.Provisioner):
 		p.Kind = InTree
 	case sc.Provisioner == volume.NotSupportedProvisioner:
-		return nil, fmt.Sprintf("storage class %q does not provision volumes (provisioner %s)", name, sc.Provisioner)
+		return nil, fmt.Sprintf("storage class %q does not provision volumes: its provisioner is %s", name, sc.Provisioner)
 	case strings.HasPrefix(sc.Provisioner, "kubernetes.io/"):
 		return nil, "no volume plugin matched name: " + sc.Provisioner
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -77,12 +78,31 @@ func (e *Explainer) buildScheduler() (*schedSide, error) {
 	}
 	vh, ch := vb.VolumeHandler(), vb.ClaimHandler()
 	for i := range e.volumes {
-		vh.OnAdd(e.volumes[i].pv, true)
+		pv := e.volumes[i].pv
+		if !validVersion(pv.ResourceVersion) {
+			c := *pv
+			c.ResourceVersion = "1"
+			pv = &c
+		}
+		vh.OnAdd(pv, true)
 	}
 	for _, pvc := range e.claims {
+		if !validVersion(pvc.ResourceVersion) {
+			c := *pvc
+			c.ResourceVersion = "1"
+			pvc = &c
+		}
 		ch.OnAdd(pvc, true)
 	}
 	return &schedSide{vb: vb, capacity: sc}, nil
+}
+
+// validVersion reports whether rv is a resourceVersion the VolumeBinder's
+// caches accept. Objects from manifests often have none; they get "1",
+// since the explanation never compares versions.
+func validVersion(rv string) bool {
+	_, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil
 }
 
 // capacityLimit is the largest volume c admits: maximumVolumeSize, else
