@@ -63,6 +63,9 @@ func (s *scan) addChecked(v *volumeInfo, rule Rule) {
 	if s.watch != nil {
 		s.watch(v, rule)
 	}
+	if rule == StorageClass && !s.m.preboundTo(v) {
+		return // the candidates are the claim's class; others are only counted
+	}
 	r := ranked{v: v, rule: rule}
 	r.key[0] = s.tier(v, rule)
 	if s.max >= 0 && len(s.top) == s.max && (s.max == 0 || r.key[0] > s.top[s.max-1].key[0]) {

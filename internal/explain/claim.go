@@ -147,7 +147,7 @@ func (e *Explainer) requestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolume
 		return
 	}
 	m := newMatcher(pvc, false, nil, e.cfg.UnmarkedCandidates)
-	d := &detailer{m: m}
+	d := &detailer{e: e, m: m}
 	switch {
 	case v.invalid != "":
 		x.set(Unsatisfiable, "nothing can satisfy it: the volume it asks for is malformed",

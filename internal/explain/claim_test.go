@@ -260,7 +260,10 @@ func TestClaimRules(t *testing.T) {
 		{"released", explain.NotAvailable, "phase Released, not Available"},
 		{"deleting", explain.Deleting, "being deleted"},
 		{"bound", explain.BoundElsewhere, "bound to app/other"},
-		{"slow", explain.StorageClass, `storage class "slow", the claim's is "fast"`},
+	}
+	// Other classes are only counted.
+	if len(x.More) != 1 || x.More[0] != (explain.RuleCount{Rule: explain.StorageClass, Count: 1}) {
+		t.Errorf("More = %v, want the volume of class slow counted", x.More)
 	}
 	if len(x.Candidates) != len(want) {
 		t.Fatalf("%d candidates, want %d: %+v", len(x.Candidates), len(want), x.Candidates)
@@ -291,6 +294,9 @@ func TestClaimMax(t *testing.T) {
 		t.Errorf("candidates %v, want %s", got, want)
 	}
 	wantMore := []explain.RuleCount{{Rule: explain.StorageClass, Count: 5}, {Rule: explain.Capacity, Count: 2}}
+	if x.Volumes != 10 {
+		t.Errorf("Volumes = %d, want 10", x.Volumes)
+	}
 	if len(x.More) != len(wantMore) || x.More[0] != wantMore[0] || x.More[1] != wantMore[1] {
 		t.Errorf("More = %v, want %v", x.More, wantMore)
 	}

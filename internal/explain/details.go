@@ -12,6 +12,8 @@ import (
 
 // detailer writes how far a volume is from fitting a claim.
 type detailer struct {
+	// e, when set, is asked whether the claims that volumes name exist.
+	e *Explainer
 	m *matcher
 	// chosen is the chosen volume, nil for none; smallest the smallest
 	// volume that fits; decider a volume pre-bound to the claim that ends
@@ -28,7 +30,7 @@ func (d *detailer) ruleDetail(v *volumeInfo, rule Rule) string {
 	case StorageClass:
 		return fmt.Sprintf("storage class %s, the claim's is %s", className(v.class), className(m.class))
 	case BoundElsewhere:
-		return boundElsewhere(pv.Spec.ClaimRef, m.claim)
+		return d.boundElsewhere(pv)
 	case Deleting:
 		return "being deleted"
 	case NotAvailable:
@@ -112,15 +114,30 @@ func className(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-func boundElsewhere(ref *v1.ObjectReference, claim *v1.PersistentVolumeClaim) string {
+// boundElsewhere says which claim pv's claimRef names, and whether that
+// claim is gone.
+func (d *detailer) boundElsewhere(pv *v1.PersistentVolume) string {
+	ref, claim := pv.Spec.ClaimRef, d.m.claim
 	key := ref.Namespace + "/" + ref.Name
+	var s string
 	switch {
 	case ref.Namespace == claim.Namespace && ref.Name == claim.Name:
 		return fmt.Sprintf("bound to an earlier claim named %s (UID %s)", key, ref.UID)
 	case ref.UID == "":
-		return "pre-bound to " + key
+		s = "pre-bound to " + key
+	default:
+		s = "bound to " + key
 	}
-	return "bound to " + key
+	if d.e == nil {
+		return s
+	}
+	if c := d.e.claims[claimName{ref.Namespace, ref.Name}]; c == nil || ref.UID != "" && c.UID != ref.UID {
+		s += ", which is gone"
+		if pv.Status.Phase == v1.VolumeReleased {
+			s += fmt.Sprintf(" (Released; reclaim policy %s)", pv.Spec.PersistentVolumeReclaimPolicy)
+		}
+	}
+	return s
 }
 
 func notAvailable(pv *v1.PersistentVolume) string {

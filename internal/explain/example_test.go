@@ -70,12 +70,12 @@ func Example() {
 	// Verdict: would bind to pv-large now
 	//   Why: the smallest volume that fits among those with the fewest access modes (RWO); pv-shared is smaller but offers RWO,RWX
 	//
-	// Volumes, closest first (as the PV controller matches them):
-	//   VOLUME     CAPACITY  MODES    CLASS  RULE           DETAIL
-	//   pv-large   20Gi      RWO      fast   fits           chosen
-	//   pv-shared  10Gi      RWO,RWX  fast   fits           fits, but offers more access modes (RWO,RWX) than pv-large (RWO): the controller tries volumes with the fewest modes first
-	//   pv-small   5Gi       RWO      fast   capacity       capacity 5Gi < request 8Gi
-	//   pv-slow    10Gi      RWO      slow   storage class  storage class "slow", the claim's is "fast"
+	// Volumes of class "fast", closest first (as the PV controller matches them):
+	//   VOLUME     CAPACITY  MODES    CLASS  RULE      DETAIL
+	//   pv-large   20Gi      RWO      fast   fits      chosen
+	//   pv-shared  10Gi      RWO,RWX  fast   fits      fits, but offers more access modes (RWO,RWX) than pv-large (RWO): the controller tries volumes with the fewest modes first
+	//   pv-small   5Gi       RWO      fast   capacity  capacity 5Gi < request 8Gi
+	//   1 more: 1 of another class
 }
 
 // A pod whose claim waits for its first consumer, explained node by node:

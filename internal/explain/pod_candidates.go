@@ -53,7 +53,7 @@ func (nc *nodeCandidates) on(pvc *v1.PersistentVolumeClaim, node *v1.Node, exclu
 	cs := nc.scanFor(pvc)
 	m := *cs.m
 	m.node = node
-	sr := &scanResult{e: nc.e, m: &m, d: &detailer{m: &m}}
+	sr := &scanResult{e: nc.e, m: &m, d: &detailer{e: nc.e, m: &m}}
 	s := &scan{m: &m, max: nc.max, exclude: exclude, counts: cs.rest.counts, watch: sr.watch}
 	for _, r := range cs.rest.top {
 		s.keep(r)

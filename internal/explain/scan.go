@@ -44,7 +44,7 @@ func (e *Explainer) scanClaim(x *ClaimExplanation, pvc *v1.PersistentVolumeClaim
 		// The VolumeBinder's answer: its split index answers as one index.
 		chosen, _ = e.index.FindBestMatch(pvc, pvindex.FindOptions{SchedulerSearch: true, DelayBinding: true, Node: node})
 	}
-	sr := &scanResult{e: e, m: m, d: &detailer{m: m}}
+	sr := &scanResult{e: e, m: m, d: &detailer{e: e, m: m}}
 	s := &scan{m: m, max: max, watch: sr.watch}
 	if chosen != nil {
 		s.chosen = chosen.Name

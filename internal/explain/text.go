@@ -86,10 +86,11 @@ func candidatesTitle(x *ClaimExplanation) string {
 			search += ", on any node"
 		}
 	}
-	if len(x.Candidates) == x.Volumes {
-		return fmt.Sprintf("Volumes, closest first (%s):", search)
+	of := "without class"
+	if x.StorageClass != "" {
+		of = fmt.Sprintf("of class %q", x.StorageClass)
 	}
-	return fmt.Sprintf("Volumes, %d closest of %s (%s):", len(x.Candidates), thousands(x.Volumes), search)
+	return fmt.Sprintf("Volumes %s, closest first (%s):", of, search)
 }
 
 // writeCandidates writes the candidates as a table and the others as
@@ -127,7 +128,11 @@ func moreText(more []RuleCount) string {
 	parts := make([]string, 0, len(more))
 	for _, m := range more {
 		total += m.Count
-		parts = append(parts, thousands(m.Count)+" "+m.Rule.Text())
+		text := m.Rule.Text()
+		if m.Rule == StorageClass {
+			text = "of another class"
+		}
+		parts = append(parts, thousands(m.Count)+" "+text)
 	}
 	if total == 0 {
 		return ""

@@ -81,7 +81,7 @@ func nodeKey(n *NodeExplanation) string {
 // genericDetail drops the node's name from a detail, so that nodes whose
 // details differ only by it group together.
 func genericDetail(detail, node string) string {
-	return strings.ReplaceAll(detail, fmt.Sprintf("%q", node), "the node")
+	return strings.ReplaceAll(detail, fmt.Sprintf("node %q", node), "the node")
 }
 
 func writeNodeGroup(w *errWriter, g *nodeGroup) {
