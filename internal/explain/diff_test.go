@@ -25,7 +25,7 @@ import (
 
 var (
 	diffSeed     = flag.Uint64("explain.seed", 1, "first seed of TestDifferential")
-	diffClusters = flag.Int("explain.clusters", 150, "clusters per generator in TestDifferential (10 with -short)")
+	diffClusters = flag.Int("explain.clusters", 100, "clusters per generator in TestDifferential (10 with -short)")
 )
 
 // TestDifferential explains every claim of random clusters, then lets a

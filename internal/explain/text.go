@@ -13,9 +13,16 @@ func WriteClaimText(w io.Writer, x *ClaimExplanation) error {
 	tw := &errWriter{w: w}
 	tw.printf("PersistentVolumeClaim %s (%s)\n", x.Claim, claimFacts(x))
 	writeVerdict(tw, x, "")
-	if len(x.Candidates) > 0 || len(x.More) > 0 {
+	switch {
+	case len(x.Candidates) > 0:
 		tw.printf("\n")
 		writeCandidates(tw, x.Candidates, x.More, candidatesTitle(x), "")
+	case len(x.More) > 0:
+		of := "without class"
+		if x.StorageClass != "" {
+			of = fmt.Sprintf("of class %q", x.StorageClass)
+		}
+		tw.printf("\nNo volume %s (%s).\n", of, strings.TrimPrefix(moreText(x.More), thousands(x.Volumes)+" more: "))
 	}
 	return tw.err
 }

@@ -114,7 +114,7 @@ func writeNodeGroup(w *errWriter, g *nodeGroup) {
 		for _, c := range r.Capacities {
 			w.printf("      CSIStorageCapacity %s: %s\n", c.Name, c.Detail)
 		}
-		if len(r.Candidates) > 0 || len(r.More) > 0 {
+		if len(r.Candidates) > 0 {
 			title := "closest volumes on node " + g.first.Node + ":"
 			writeCandidates(w, r.Candidates, r.More, "  "+title, "    ")
 		}
