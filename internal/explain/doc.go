@@ -1,6 +1,7 @@
 // Package explain answers "why is my PersistentVolumeClaim Pending?" and
 // "why does my pod not schedule?" with the rules volbind and Kubernetes
-// bind volumes by. It is the logic of `volbind explain`, independent of the
+// bind volumes by. It is the logic of `volbind explain` (internal/explaincmd),
+// independent of the
 // command line: it takes the cluster's objects as input (Objects, as read
 // from the API server or from manifests) and never writes.
 //

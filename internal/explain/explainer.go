@@ -43,9 +43,11 @@ type Objects struct {
 }
 
 // Config describes the controller whose decisions are explained. The zero
-// value is kube-controller-manager's PV controller of Kubernetes v1.37 with
-// dynamic provisioning on, as `volbind controller` runs the Binder without
-// --available-delay.
+// value is kube-controller-manager's PV controller of Kubernetes v1.37:
+// only Available volumes are bound to claims that do not name them,
+// dynamic provisioning is on and released Recycle volumes are scrubbed.
+// `volbind controller` is UnmarkedCandidates (its --available-delay) and
+// NoProvisioning.
 type Config struct {
 	// UnmarkedCandidates is binder.Config.AvailableDelay > 0: unbound
 	// volumes whose phase is still empty or Pending are bound like
