@@ -1,9 +1,8 @@
 // Package explain answers "why is my PersistentVolumeClaim Pending?" and
 // "why does my pod not schedule?" with the rules volbind and Kubernetes
 // bind volumes by. It is the logic of `volbind explain` (internal/explaincmd),
-// independent of the
-// command line: it takes the cluster's objects as input (Objects, as read
-// from the API server or from manifests) and never writes.
+// independent of the command line: it takes the cluster's objects as input
+// (Objects, as read from the API server or from manifests) and never writes.
 //
 // New indexes the objects once. Claim explains one claim: its verdict
 // (bound to a volume, would bind to one now, waits for its first consumer,
