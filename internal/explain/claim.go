@@ -260,6 +260,9 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 	switch {
 	case delay && !volume.IsDelayBindingProvisioning(pvc):
 		e.waitsForConsumer(x, pvc)
+		if x.Node != "" {
+			x.Reason += "; " + onNode(x)
+		}
 		return nil
 	case x.StorageClass != "":
 		e.provision(x, pvc)
@@ -327,6 +330,16 @@ func (e *Explainer) waitsForConsumer(x *ClaimExplanation, pvc *v1.PersistentVolu
 		reason += "; only an existing volume can serve it (" + why + ")"
 	}
 	x.set(WaitForFirstConsumer, summary, reason)
+}
+
+// onNode says what kube-scheduler chooses for the claim on x.Node.
+func onNode(x *ClaimExplanation) string {
+	for _, c := range x.Candidates {
+		if c.Chosen {
+			return fmt.Sprintf("on node %s, kube-scheduler would choose %s", x.Node, c.Volume)
+		}
+	}
+	return fmt.Sprintf("on node %s, no existing volume fits", x.Node)
 }
 
 // consumers lists the pods that use the claim and have not terminated.

@@ -316,6 +316,9 @@ func TestClaimOnNode(t *testing.T) {
 	if x.Search != explain.SchedulerSearch || x.Node != "b-1" || x.Verdict != explain.WaitForFirstConsumer {
 		t.Fatalf("search %s on %q, verdict %s; want the scheduler's on b-1, WaitForFirstConsumer", x.Search, x.Node, x.Verdict)
 	}
+	if !strings.Contains(x.Reason, "on node b-1, kube-scheduler would choose in-b") {
+		t.Errorf("Reason = %q, want it to name the volume chosen on b-1", x.Reason)
+	}
 	if c := x.Candidates[0]; c.Volume != "in-b" || !c.Chosen {
 		t.Errorf("first candidate %+v, want in-b chosen", c)
 	}

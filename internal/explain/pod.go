@@ -140,10 +140,10 @@ func (e *Explainer) nodeClaims(ctx context.Context, s *schedSide, pod *v1.Pod, p
 	for _, pvc := range e.claimsOf(pod) {
 		key := cache.Key(pvc)
 		nc := NodeClaim{Claim: key}
+		bound := slices.IndexFunc(pv.StaticBindings, func(b *scheduling.BindingInfo) bool { return cache.Key(b.PVC) == key })
 		switch {
-		case slices.ContainsFunc(pv.StaticBindings, func(b *scheduling.BindingInfo) bool { return cache.Key(b.PVC) == key }):
-			i := slices.IndexFunc(pv.StaticBindings, func(b *scheduling.BindingInfo) bool { return cache.Key(b.PVC) == key })
-			nc.Action, nc.Volume = "bind", pv.StaticBindings[i].PV.Name
+		case bound >= 0:
+			nc.Action, nc.Volume = "bind", pv.StaticBindings[bound].PV.Name
 		case slices.ContainsFunc(pv.DynamicProvisions, func(c *v1.PersistentVolumeClaim) bool { return cache.Key(c) == key }):
 			nc.Action = "provision"
 			e.provisionOnNode(ctx, s, &nc, pvc, pv.Node)
