@@ -221,7 +221,7 @@ func checkOutcome(x *explain.ClaimExplanation, before, after *v1.PersistentVolum
 		if bound && !alt {
 			return fmt.Errorf("said nothing can satisfy it")
 		}
-		if before.Spec.VolumeName == "" && after.Spec.VolumeName != "" {
+		if before.Spec.VolumeName == "" && after.Spec.VolumeName != "" && !alt {
 			return fmt.Errorf("said nothing can satisfy it, but it asks for %s now", after.Spec.VolumeName)
 		}
 	default:
