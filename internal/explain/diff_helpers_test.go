@@ -175,8 +175,25 @@ func fitsAlone(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim, scheduler
 	return node != nil || volume.CheckAccessModes(pvc, pv) || scheduler && volume.IsVolumeBoundToClaim(pv, pvc)
 }
 
+// requestedFits is Kubernetes' checkVolumeSatisfyClaim for the volume a
+// claim asks for by name: bound or pre-bound to the claim, or unbound and
+// passing its checks (not phase, selector or node affinity).
+func requestedFits(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) bool {
+	if pv.Spec.ClaimRef != nil {
+		return volume.IsVolumeBoundToClaim(pv, pvc)
+	}
+	for _, r := range []explain.Rule{explain.Deleting, explain.Capacity, explain.StorageClass, explain.VolumeAttributesClass,
+		explain.VolumeMode, explain.AccessModes} {
+		if fails(r, pv, pvc, false, nil, false) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkCandidates checks that every candidate of an explanation is what it
-// says: a rejected volume fails its rule, a volume that fits fits.
+// says: a rejected volume fails its rule, a volume that fits fits (the
+// volume a claim asks for by name as checkVolumeSatisfyClaim checks it).
 func checkCandidates(cands []explain.Candidate, pvc *v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume,
 	scheduler bool, node *v1.Node, unmarked bool) error {
 	var errs []string
@@ -193,6 +210,10 @@ func checkCandidates(cands []explain.Candidate, pvc *v1.PersistentVolumeClaim, v
 		switch {
 		case c.Rule != explain.Fits && !fails(c.Rule, pv, pvc, scheduler, node, unmarked):
 			errs = append(errs, fmt.Sprintf("volume %s is rejected by rule %s (%s), which it passes", c.Volume, c.Rule, c.Detail))
+		case c.Rule == explain.Fits && pvc.Spec.VolumeName == c.Volume:
+			if !requestedFits(pv, pvc) {
+				errs = append(errs, fmt.Sprintf("requested volume %s is said to fit (%s), but checkVolumeSatisfyClaim refuses it", c.Volume, c.Detail))
+			}
 		case c.Rule == explain.Fits && !fitsAlone(pv, pvc, scheduler, node, unmarked):
 			errs = append(errs, fmt.Sprintf("volume %s is said to fit (%s), but FindMatchingVolume does not take it", c.Volume, c.Detail))
 		}

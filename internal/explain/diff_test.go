@@ -102,11 +102,12 @@ func runClaimCase(ctx context.Context, c *diffCase) error {
 	for key, x := range xs {
 		if err := checkOutcome(x, before[key], after[key], final); err != nil {
 			var ref *v1.ObjectReference
+			var phase v1.PersistentVolumePhase
 			if pv := final[x.Volume]; pv != nil {
-				ref = pv.Spec.ClaimRef
+				ref, phase = pv.Spec.ClaimRef, pv.Status.Phase
 			}
-			return fmt.Errorf("claim %s: %w\nexplanation:\n%s\nafter: volumeName=%q phase=%s annotations=%v; volume %q claimRef %v",
-				key, err, dump(x), after[key].Spec.VolumeName, after[key].Status.Phase, after[key].Annotations, x.Volume, ref)
+			return fmt.Errorf("claim %s: %w\nexplanation:\n%s\nafter: volumeName=%q phase=%s annotations=%v; volume %q phase %s claimRef %v",
+				key, err, dump(x), after[key].Spec.VolumeName, after[key].Status.Phase, after[key].Annotations, x.Volume, phase, ref)
 		}
 	}
 	return nil
