@@ -53,6 +53,12 @@ type controllerOptions struct {
 	// Recycler scrubs released Recycle volumes with a recycler pod; false
 	// needs no pod permissions and leaves such volumes Failed.
 	Recycler bool
+	// DynamicProvisioning is kube-controller-manager's
+	// --enable-dynamic-provisioning: claims of a class whose provisioner
+	// is external (a CSI driver's) are handed to it (provisioner
+	// annotations, ExternalProvisioning event). The program has no
+	// provisioner of its own.
+	DynamicProvisioning bool
 
 	LeaderElect   bool
 	ResourceLock  string
@@ -93,7 +99,7 @@ func defaultIdentity() string {
 func newControllerOptions() controllerOptions {
 	o := controllerOptions{
 		QPS: 20, Burst: 30, ClaimWorkers: 32, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
-		AvailableDelay: 5 * time.Second, ContentType: runtime.ContentTypeProtobuf, Recycler: true,
+		AvailableDelay: 5 * time.Second, ContentType: runtime.ContentTypeProtobuf, Recycler: true, DynamicProvisioning: true,
 		LeaderElect: true, ResourceLock: resourcelock.LeasesResourceLock, LeaseName: "volbind", LeaseNS: "kube-system",
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Logs:           logsapi.NewLoggingConfiguration(),
@@ -135,6 +141,9 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 		"How long a new unbound volume waits for a claim before it is marked Available; a claim that takes it saves that write (0: mark at once, as kube-controller-manager does).")
 	fs.BoolVar(&o.Recycler, "recycler", o.Recycler,
 		"Scrub released volumes with reclaim policy Recycle with a recycler pod. False needs no pod permissions; such volumes then become Failed.")
+
+	fs.BoolVar(&o.DynamicProvisioning, "enable-dynamic-provisioning", o.DynamicProvisioning,
+		"Hand claims of a StorageClass with a provisioner to that (external) provisioner, as kube-controller-manager does; false leaves them Pending without a write.")
 
 	fs = fss.FlagSet("leader election")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run the binder only while holding the leader-election Lease, so that several replicas can run.")

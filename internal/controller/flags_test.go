@@ -41,6 +41,9 @@ func TestParseControllerFlags(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("defaults (-want +got):\n%s", diff)
 			}
+			if pc := provisioning(o); !o.DynamicProvisioning || pc == nil || pc.Nodes == nil {
+				t.Errorf("DynamicProvisioning = %v, provisioning = %+v; want on by default, as kube-controller-manager, with Nodes set (no node informer)", o.DynamicProvisioning, provisioning(o))
+			}
 			if !strings.Contains(o.Identity, "_") || len(o.Identity) < 38 {
 				t.Errorf("Identity = %q, want host name, _ and a UUID", o.Identity)
 			}
@@ -68,6 +71,11 @@ func TestParseControllerFlags(t *testing.T) {
 					t.Errorf("parsed = %+v", o)
 				}
 			}},
+		{name: "dynamic provisioning off", args: []string{"--enable-dynamic-provisioning=false"}, check: func(t *testing.T, o controllerOptions) {
+			if o.DynamicProvisioning || provisioning(o) != nil {
+				t.Errorf("DynamicProvisioning = %v, provisioning = %v; want off", o.DynamicProvisioning, provisioning(o))
+			}
+		}},
 		{name: "deprecated --resync", args: []string{"--resync=2m"}, check: func(t *testing.T, o controllerOptions) {
 			if o.ResyncPeriod != 2*time.Minute {
 				t.Errorf("ResyncPeriod = %v, want 2m", o.ResyncPeriod)
