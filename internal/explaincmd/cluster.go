@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/volbind/volbind/internal/cli"
 	"github.com/volbind/volbind/internal/explain"
 )
 
@@ -23,11 +24,7 @@ import (
 // in-cluster configuration; --master overrides the server), with kubectl's
 // --context.
 func (o *options) clientConfig() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
-	overrides.ClusterInfo.Server = o.master
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	return cli.ClientConfigContext(o.kubeconfig, o.master, o.context)
 }
 
 // restConfig returns the client configuration and the context's
