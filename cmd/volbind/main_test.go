@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,7 +15,14 @@ import (
 	"github.com/volbind/volbind/internal/cli"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, or with VOLBIND_TEST_RUN_MAIN=1 the program
+// itself (plugin_test.go runs it as kubectl-volbind).
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // The program run as kubectl-volbind names itself "kubectl volbind".
 func TestProgramName(t *testing.T) {
