@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -84,6 +86,26 @@ func TestExplain(t *testing.T) {
 		t.Errorf("pod db-0 on %s: claims %+v; want db bound to %s-local-b", nodeB, c, f.ns)
 	}
 
+	t.Run("kubectl plugin", func(t *testing.T) {
+		kubectl, err := exec.LookPath("kubectl")
+		if err != nil {
+			t.Skip("no kubectl on $PATH")
+		}
+		// Installed as a kubectl plugin: kubectl finds kubectl-volbind on
+		// $PATH and passes it the environment, $KUBECONFIG included.
+		dir := t.TempDir()
+		if err := os.Symlink(bin, filepath.Join(dir, "kubectl-volbind")); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), kubectl, "volbind", "explain", "pvc", f.ns+"/huge", "-o", "json")
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+testCluster.kubeconfig)
+		var viaKubectl explain.ClaimExplanation
+		decodeExplain(t, cmd, 1, &viaKubectl)
+		if viaKubectl.Verdict != explain.Unsatisfiable {
+			t.Errorf("kubectl volbind explain pvc huge: verdict %s, want Unsatisfiable", viaKubectl.Verdict)
+		}
+	})
+
 	// What happens: the Binder binds data as explained and leaves huge.
 	startBinder(t, binder.Config{})
 	f.waitBound(1, time.Minute)
@@ -100,7 +122,13 @@ func TestExplain(t *testing.T) {
 func runExplain(t *testing.T, bin string, code int, out any, args ...string) {
 	t.Helper()
 	args = append([]string{"explain"}, append(args, "--kubeconfig", testCluster.kubeconfig, "-o", "json")...)
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	decodeExplain(t, exec.CommandContext(t.Context(), bin, args...), code, out)
+}
+
+// decodeExplain runs cmd, a `volbind explain ... -o json`, checks its exit
+// status and decodes its answer into out.
+func decodeExplain(t *testing.T, cmd *exec.Cmd, code int, out any) {
+	t.Helper()
 	stdout, err := cmd.Output()
 	got := 0
 	var ee *exec.ExitError
@@ -108,13 +136,13 @@ func runExplain(t *testing.T, bin string, code int, out any, args ...string) {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("volbind %v: %v", args, err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	if got != code {
-		t.Fatalf("volbind %v: exit status %d, want %d\n%s", args, got, code, stdout)
+		t.Fatalf("%v: exit status %d, want %d\n%s", cmd.Args, got, code, stdout)
 	}
 	if err := json.Unmarshal(stdout, out); err != nil {
-		t.Fatalf("volbind %v: %v\n%s", args, err, stdout)
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, stdout)
 	}
 }
 
