@@ -133,7 +133,8 @@ func fails(rule explain.Rule, pv *v1.PersistentVolume, pvc *v1.PersistentVolumeC
 		return pv.DeletionTimestamp != nil
 	case explain.NotAvailable:
 		p := pv.Status.Phase
-		return p != v1.VolumeAvailable && !(unmarked && !scheduler && (p == "" || p == v1.VolumePending))
+		held := unmarked && !scheduler && (p == "" || p == v1.VolumePending) // the Available write is held
+		return p != v1.VolumeAvailable && !held
 	case explain.AccessModes:
 		return !volume.CheckAccessModes(pvc, pv)
 	case explain.VolumeMode:

@@ -143,7 +143,7 @@ func checkExplanation(x *explain.ClaimExplanation, pvc *v1.PersistentVolumeClaim
 // settle runs a Binder on srv until nothing changes: the first syncs,
 // then rounds of resyncs (and of held Available writes) until a round
 // writes nothing.
-func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testingclock.FakeClock) error {
+func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testingclock.FakeClock) (err error) {
 	cfg := binder.Config{Clock: fc, ClaimWorkers: c.workers, VolumeWorkers: c.workers, Logger: logr.Discard()}
 	if c.availableDelay {
 		cfg.AvailableDelay = 10 * time.Second
@@ -169,7 +169,12 @@ func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testin
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if runErr := <-done; runErr != nil && err == nil {
+			err = fmt.Errorf("binder: %w", runErr)
+		}
+	}()
 	// A round waits until the Binder is quiescent, then steps the clock
 	// past the resync period and any held Available write; a sync whose
 	// retry backs off on the fake clock keeps the Binder from quiescence
@@ -205,11 +210,11 @@ func checkOutcome(x *explain.ClaimExplanation, before, after *v1.PersistentVolum
 	alt := bound && slices.ContainsFunc(x.Alternatives, func(a explain.Alternative) bool { return a.Volume == after.Spec.VolumeName })
 	switch x.Verdict {
 	case explain.Bound:
-		if !(bound && after.Spec.VolumeName == x.Volume) && !takenByContender(x, final) {
+		if (!bound || after.Spec.VolumeName != x.Volume) && !takenByContender(x, final) {
 			return fmt.Errorf("said bound to %s", x.Volume)
 		}
 	case explain.WouldBind:
-		if !(bound && after.Spec.VolumeName == x.Volume) && !alt && !takenByContender(x, final) {
+		if (!bound || after.Spec.VolumeName != x.Volume) && !alt && !takenByContender(x, final) {
 			return fmt.Errorf("said it would bind to %s", x.Volume)
 		}
 	case explain.WaitForFirstConsumer:
