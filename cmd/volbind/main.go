@@ -8,37 +8,55 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"k8s.io/klog/v2"
 
 	"github.com/volbind/volbind/internal/cli"
 	"github.com/volbind/volbind/internal/controller"
+	"github.com/volbind/volbind/internal/explaincmd"
 	"github.com/volbind/volbind/internal/simulate"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	err := run(ctx, programName(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	klog.Flush()
 	os.Exit(exitStatus(err, os.Stderr))
 }
 
-const usage = `usage: volbind <command> [flags]
+const usage = `usage: %[1]s <command> [flags]
 
 commands:
   simulate     bind a generated (or -f loaded) cluster on the embedded in-memory API and print a report
   controller   run the Binder against a real cluster (kubeconfig or in-cluster), with leader election
-               and HTTPS /metrics, /healthz, /livez, /readyz ("volbind controller --help")
+               and HTTPS /metrics, /healthz, /livez, /readyz ("%[1]s controller --help")
+  explain      why a claim or pod waits, volume by volume and node by node ("%[1]s explain pvc NAMESPACE/NAME")
 
-Run "volbind <command> -h" for the flags of a command.
+Run "%[1]s <command> -h" for the flags of a command.
 `
 
+// pluginName is the program's name as a kubectl plugin: kubectl runs
+// kubectl-volbind for "kubectl volbind".
+const pluginName = "kubectl-volbind"
+
+// programName is how the user calls the program, for its texts: "kubectl
+// volbind" when it runs as the kubectl plugin, else "volbind".
+func programName(arg0 string) string {
+	if strings.TrimSuffix(filepath.Base(arg0), ".exe") == pluginName {
+		return "kubectl volbind"
+	}
+	return "volbind"
+}
+
 // run dispatches to a command; it is main without the process around it.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// prog is programName's answer.
+func run(ctx context.Context, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, prog)
 		return cli.ExitError{Code: 2}
 	}
 	switch args[0] {
@@ -46,11 +64,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return simulate.Run(ctx, args[1:], stdin, stdout, stderr)
 	case "controller":
 		return controller.Run(ctx, args[1:], stdout, stderr)
+	case "explain":
+		return explaincmd.Run(ctx, prog, args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprintf(stdout, usage, prog)
 		return nil
 	default:
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, prog)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
 }

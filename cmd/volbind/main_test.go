@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,7 +15,32 @@ import (
 	"github.com/volbind/volbind/internal/cli"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, or with VOLBIND_TEST_RUN_MAIN=1 the program
+// itself (plugin_test.go runs it as kubectl-volbind).
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// The program run as kubectl-volbind names itself "kubectl volbind".
+func TestProgramName(t *testing.T) {
+	t.Parallel()
+	for arg0, want := range map[string]string{
+		"volbind": "volbind", "/usr/local/bin/volbind": "volbind",
+		"/home/me/bin/kubectl-volbind": "kubectl volbind", "kubectl-volbind.exe": "kubectl volbind",
+	} {
+		if got := programName(arg0); got != want {
+			t.Errorf("programName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+	var stderr bytes.Buffer
+	_ = run(t.Context(), programName("kubectl-volbind"), nil, nil, io.Discard, &stderr)
+	if !strings.Contains(stderr.String(), "usage: kubectl volbind <command>") {
+		t.Errorf("usage as a plugin: %q", stderr.String())
+	}
+}
 
 func TestRun(t *testing.T) {
 	t.Parallel()
@@ -35,12 +61,16 @@ func TestRun(t *testing.T) {
 		{name: "controller without a kubeconfig", args: []string{"controller", "--kubeconfig", "/does/not/exist"}, wantErr: "client configuration"},
 		{name: "controller --version", args: []string{"controller", "--version"}, wantStdout: "volbind "},
 		{name: "controller --version=raw", args: []string{"controller", "--version=raw"}, wantStdout: "GoVersion:"},
+		{name: "explain -h", args: []string{"explain", "-h"}, wantHelp: true, wantStderr: "usage: volbind explain (pvc|pod)"},
+		{name: "explain without a name", args: []string{"explain", "pvc"}, wantErr: "want a kind (pvc or pod) and a name"},
+		{name: "explain a claim not there", args: []string{"explain", "pvc", "nope", "-f", "../../examples/cluster.yaml"},
+			wantErr: "exit status 2", wantStderr: "PersistentVolumeClaim default/nope"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			err := run(t.Context(), "volbind", tc.args, strings.NewReader(""), &stdout, &stderr)
 			switch {
 			case tc.wantHelp:
 				if !errors.Is(err, flag.ErrHelp) {
@@ -77,7 +107,7 @@ func TestFlagErrors(t *testing.T) {
 		{args: []string{"controller", "--claim-workers", "0"}},
 	}
 	for _, tc := range tests {
-		err := run(t.Context(), tc.args, nil, io.Discard, io.Discard)
+		err := run(t.Context(), "volbind", tc.args, nil, io.Discard, io.Discard)
 		if err == nil || errors.Is(err, flag.ErrHelp) != tc.help || cli.IsFlagError(err) != tc.flagSyntax {
 			t.Errorf("run(%q) = %v: help %v, flag syntax %v; want %v, %v", tc.args, err, errors.Is(err, flag.ErrHelp), cli.IsFlagError(err), tc.help, tc.flagSyntax)
 		}

@@ -89,3 +89,32 @@ func TestClientConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestClientConfigContext checks that a context other than the current
+// one is used when named, and that naming one the kubeconfig lacks fails.
+func TestClientConfigContext(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: https://a:6443}\n" +
+		"- name: b\n  cluster: {server: https://b:6443}\nusers:\n- name: u\n  user: {token: t}\n" +
+		"contexts:\n- name: a\n  context: {cluster: a, user: u}\n- name: b\n  context: {cluster: b, user: u, namespace: team-b}\n" +
+		"current-context: a\n"
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for context, want := range map[string]string{"": "https://a:6443", "a": "https://a:6443", "b": "https://b:6443"} {
+		cfg, err := ClientConfigContext(p, "", context).ClientConfig()
+		if err != nil {
+			t.Fatalf("ClientConfigContext(%q): %v", context, err)
+		}
+		if cfg.Host != want {
+			t.Errorf("ClientConfigContext(%q) = host %q, want %q", context, cfg.Host, want)
+		}
+	}
+	if ns, _, err := ClientConfigContext(p, "", "b").Namespace(); err != nil || ns != "team-b" {
+		t.Errorf("ClientConfigContext(b).Namespace() = %q, %v; want team-b", ns, err)
+	}
+	if _, err := ClientConfigContext(p, "", "nope").ClientConfig(); err == nil {
+		t.Error("ClientConfigContext(nope) found a configuration, want an error: the kubeconfig has no context nope")
+	}
+}

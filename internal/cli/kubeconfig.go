@@ -8,9 +8,16 @@ import "k8s.io/client-go/tools/clientcmd"
 // master, when not empty, overrides the server. Nothing is read until the
 // result is asked for its configuration.
 func ClientConfig(kubeconfig, master string) clientcmd.ClientConfig {
+	return ClientConfigContext(kubeconfig, master, "")
+}
+
+// ClientConfigContext is ClientConfig with kubectl's --context: context,
+// when not empty, is the kubeconfig context used instead of the current
+// one.
+func ClientConfigContext(kubeconfig, master, context string) clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
-	overrides := &clientcmd.ConfigOverrides{}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	if master != "" {
 		overrides.ClusterInfo.Server = master
 	}

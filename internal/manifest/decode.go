@@ -115,7 +115,17 @@ func (l *Objects) addObject(obj runtime.Object, gvk *schema.GroupVersionKind, h 
 	case *v1.Pod:
 		defaultNamespace(o)
 		return l.add(at, "Pod", o, func() { l.Pods = append(l.Pods, o) })
-	case *v1.List, *v1.PersistentVolumeList, *v1.PersistentVolumeClaimList, *storagev1.StorageClassList, *v1.NodeList, *v1.PodList:
+	case *storagev1.CSIDriver:
+		if l.storage {
+			return l.add(at, "CSIDriver", o, func() { l.CSIDrivers = append(l.CSIDrivers, o) })
+		}
+	case *storagev1.CSIStorageCapacity:
+		if l.storage {
+			defaultNamespace(o)
+			return l.add(at, "CSIStorageCapacity", o, func() { l.Capacities = append(l.Capacities, o) })
+		}
+	case *v1.List, *v1.PersistentVolumeList, *v1.PersistentVolumeClaimList, *storagev1.StorageClassList, *v1.NodeList, *v1.PodList,
+		*storagev1.CSIDriverList, *storagev1.CSIStorageCapacityList:
 		return l.addList(obj, gvk, h, at)
 	}
 	l.Warnings = append(l.Warnings, fmt.Sprintf("%s: skipped: kind %s is not used by volbind", at, gvk.Kind))

@@ -66,6 +66,10 @@ type Objects struct {
 	Classes []*storagev1.StorageClass
 	Nodes   []*v1.Node
 	Pods    []*v1.Pod
+	// CSIDrivers and Capacities (CSIStorageCapacities) are kept only with
+	// Options.Storage; otherwise they are skipped with a warning.
+	CSIDrivers []*storagev1.CSIDriver
+	Capacities []*storagev1.CSIStorageCapacity
 	// Warnings lists the documents that were skipped: kinds volbind does
 	// not use, and unknown kinds when Options.AllowUnknown is set.
 	Warnings []string
@@ -73,6 +77,8 @@ type Objects struct {
 	// allowUnknown skips documents of kinds client-go does not know
 	// instead of failing.
 	allowUnknown bool
+	// storage keeps CSIDrivers and CSIStorageCapacities.
+	storage bool
 	// progress, when set, is called every progressEvery documents and at
 	// the end of each file.
 	progress func(file string, docs int)
@@ -128,6 +134,10 @@ type Options struct {
 	// Progress, when set, is called every progressEvery documents and at
 	// the end of each file, with the number of documents read in it.
 	Progress func(file string, docs int)
+	// Storage keeps CSIDriver and CSIStorageCapacity objects (in
+	// Objects.CSIDrivers and Objects.Capacities) instead of skipping them
+	// with a warning: what kube-scheduler reads to place volumes.
+	Storage bool
 }
 
 // progressEvery is how many documents Load reads between two
@@ -140,7 +150,7 @@ const progressEvery = 1000
 // (unless o.AllowUnknown) a document of a kind client-go does not know are
 // errors.
 func LoadFiles(names []string, stdin io.Reader, o Options) (*Objects, error) {
-	out := &Objects{allowUnknown: o.AllowUnknown, progress: o.Progress}
+	out := &Objects{allowUnknown: o.AllowUnknown, progress: o.Progress, storage: o.Storage}
 	for _, name := range names {
 		if err := loadFile(name, stdin, out); err != nil {
 			return nil, err
