@@ -93,6 +93,9 @@ func New(api API, cfg Config) (*Binder, error) {
 	if b.kube, err = newKubeMetrics(cfg, b.store); err != nil {
 		return nil, err
 	}
+	if err := registerPending(cfg.Registerer, b); err != nil {
+		return nil, err
+	}
 	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: queueProvider(m, b.kube)}
 	if cfg.ResyncPeriod > 0 {
 		tcfg.resync = jitter.ResyncConfig{Period: cfg.ResyncPeriod, Jitter: cfg.ResyncJitter, Clock: cfg.Clock}
