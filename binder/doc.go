@@ -280,4 +280,9 @@
 // (pv_collector_*, volume_operation_*, workqueue_* of the queues "claims" and
 // "volumes", ...), for a controller that replaces it. There is no
 // package-level state.
+//
+// It is for platform and storage engineers who bind volumes in a controller
+// of their own, instead of kube-controller-manager's PersistentVolume
+// binder; "volbind controller" is such a controller, and
+// binder/bindertest tests one without a cluster.
 package binder
