@@ -216,6 +216,8 @@ func (c *controller) lead(ctx context.Context) error {
 		AvailableDelay: c.o.AvailableDelay,
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
+		KubeMetrics:    &binder.KubeMetricsConfig{ShowHidden: c.o.ShowHiddenMetricsForVersion != ""},
+		Provisioning:   c.o.provisioning(),
 		Reclaim:        reclaim,
 		Fence:          c.fence,
 		Identity:       c.o.Identity,

@@ -23,6 +23,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 
+	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/internal/cli"
 )
 
@@ -53,6 +54,14 @@ type controllerOptions struct {
 	// Recycler scrubs released Recycle volumes with a recycler pod; false
 	// needs no pod permissions and leaves such volumes Failed.
 	Recycler bool
+	// DynamicProvisioning hands the claims of classes that no volume
+	// matches to their external provisioner, as kube-controller-manager's
+	// --enable-dynamic-provisioning does.
+	DynamicProvisioning bool
+	// ShowHiddenMetricsForVersion is kube-controller-manager's flag: ""
+	// or hiddenMetricsVersion, which also exports the metrics that
+	// Kubernetes deprecated in that version and hides from the next on.
+	ShowHiddenMetricsForVersion string
 
 	LeaderElect   bool
 	ResourceLock  string
@@ -78,6 +87,21 @@ type controllerOptions struct {
 	showVersion string
 }
 
+// hiddenMetricsVersion is the one value of --show-hidden-metrics-for-version:
+// the minor version before Kubernetes v1.37, whose PV-controller metrics
+// the controller exports (binder.KubeMetricsConfig).
+const hiddenMetricsVersion = "1.36"
+
+// provisioning is the Binder's provisioning configuration: external
+// provisioners only (no in-tree provisioner is built into the program), or
+// none without --enable-dynamic-provisioning.
+func (o *controllerOptions) provisioning() *binder.ProvisioningConfig {
+	if !o.DynamicProvisioning {
+		return nil
+	}
+	return &binder.ProvisioningConfig{}
+}
+
 // defaultIdentity is the replica's identity in the Lease, as
 // kube-controller-manager makes it: the host name and a random suffix, so
 // that a restarted replica does not take over its predecessor's Lease.
@@ -93,7 +117,7 @@ func defaultIdentity() string {
 func newControllerOptions() controllerOptions {
 	o := controllerOptions{
 		QPS: 20, Burst: 30, ClaimWorkers: 32, VolumeWorkers: 8, ResyncPeriod: 15 * time.Second,
-		AvailableDelay: 5 * time.Second, ContentType: runtime.ContentTypeProtobuf, Recycler: true,
+		AvailableDelay: 5 * time.Second, ContentType: runtime.ContentTypeProtobuf, Recycler: true, DynamicProvisioning: true,
 		LeaderElect: true, ResourceLock: resourcelock.LeasesResourceLock, LeaseName: "volbind", LeaseNS: "kube-system",
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Logs:           logsapi.NewLoggingConfiguration(),
@@ -135,6 +159,13 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 		"How long a new unbound volume waits for a claim before it is marked Available; a claim that takes it saves that write (0: mark at once, as kube-controller-manager does).")
 	fs.BoolVar(&o.Recycler, "recycler", o.Recycler,
 		"Scrub released volumes with reclaim policy Recycle with a recycler pod. False needs no pod permissions; such volumes then become Failed.")
+	fs.BoolVar(&o.DynamicProvisioning, "enable-dynamic-provisioning", o.DynamicProvisioning,
+		"Hand the claims of a StorageClass that no volume matches to its external provisioner (annotation volume.kubernetes.io/storage-provisioner, event ExternalProvisioning).")
+
+	fs = fss.FlagSet("metrics")
+	fs.StringVar(&o.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", o.ShowHiddenMetricsForVersion,
+		"The previous Kubernetes version whose deprecated metrics to export still, as kube-controller-manager's flag: only "+hiddenMetricsVersion+
+			" (volume_operation_total_errors) is allowed.")
 
 	fs = fss.FlagSet("leader election")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run the binder only while holding the leader-election Lease, so that several replicas can run.")
@@ -259,6 +290,9 @@ func (o *controllerOptions) validate() error {
 		return fmt.Errorf("controller: --available-delay must not be negative, got %v", o.AvailableDelay)
 	case o.ContentType != runtime.ContentTypeProtobuf && o.ContentType != runtime.ContentTypeJSON:
 		return fmt.Errorf("controller: --kube-api-content-type must be %s or %s, got %q", runtime.ContentTypeProtobuf, runtime.ContentTypeJSON, o.ContentType)
+	case o.ShowHiddenMetricsForVersion != "" && o.ShowHiddenMetricsForVersion != hiddenMetricsVersion:
+		return fmt.Errorf("controller: --show-hidden-metrics-for-version must be %s (the previous minor version of Kubernetes v1.37, whose metrics volbind exports), got %q",
+			hiddenMetricsVersion, o.ShowHiddenMetricsForVersion)
 	}
 	var errs []error
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())

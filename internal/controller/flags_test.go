@@ -130,6 +130,18 @@ func TestParseControllerFlags(t *testing.T) {
 		}},
 		{name: "no Lease name", args: []string{"--leader-elect-resource-name", ""}, wantErr: "Lease name"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
+		{name: "provisioning and hidden metrics", check: func(t *testing.T, o controllerOptions) {
+			if !o.DynamicProvisioning || o.provisioning() == nil || o.ShowHiddenMetricsForVersion != "" {
+				t.Errorf("defaults: dynamic provisioning %v (config %v), hidden metrics %q; want on, set and none", o.DynamicProvisioning, o.provisioning(), o.ShowHiddenMetricsForVersion)
+			}
+		}},
+		{name: "--enable-dynamic-provisioning=false", args: []string{"--enable-dynamic-provisioning=false", "--show-hidden-metrics-for-version=1.36"},
+			check: func(t *testing.T, o controllerOptions) {
+				if o.DynamicProvisioning || o.provisioning() != nil || o.ShowHiddenMetricsForVersion != "1.36" {
+					t.Errorf("parsed: dynamic provisioning %v (config %v), hidden metrics %q", o.DynamicProvisioning, o.provisioning(), o.ShowHiddenMetricsForVersion)
+				}
+			}},
+		{name: "hidden metrics of another version", args: []string{"--show-hidden-metrics-for-version=1.35"}, wantErr: "--show-hidden-metrics-for-version must be 1.36"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
