@@ -312,7 +312,8 @@ func TestControllerUnderRBAC(t *testing.T) {
 		for _, want := range []string{`leader_election_master_status{name="` + lease + `"} 1`, "rest_client_requests_total{",
 			"rest_client_request_duration_seconds_bucket{", "rest_client_rate_limiter_duration_seconds_count{",
 			"rest_client_request_size_bytes_count{", "go_goroutines", "process_cpu_seconds_total",
-			"volbind_binder_binds_total", "volbind_binder_workqueue_adds_total"} {
+			"volbind_binder_binds_total", "volbind_binder_workqueue_adds_total",
+			"pv_collector_total_pv_count{", `workqueue_adds_total{name="claims"}`, "volbind_binder_pending_claim_max_age_seconds"} {
 			if code != http.StatusOK || !strings.Contains(body, want) {
 				t.Errorf("/metrics with an authorized token = %d, want 200 with %q", code, want)
 			}
