@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
@@ -217,8 +218,8 @@ func (c *controller) lead(ctx context.Context) error {
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
 		KubeMetrics:    &binder.KubeMetricsConfig{ShowHidden: c.o.ShowHiddenMetricsForVersion != ""},
-		Provisioning:   c.o.provisioning(),
 		Reclaim:        reclaim,
+		Provisioning:   provisioning(c.o),
 		Fence:          c.fence,
 		Identity:       c.o.Identity,
 	})
@@ -258,3 +259,30 @@ func (c *controller) readyCheck(*http.Request) error {
 	}
 	return nil
 }
+
+// provisioning is the Binder's provisioning of o: with
+// --enable-dynamic-provisioning (the default, as in
+// kube-controller-manager), claims of external provisioners are handed to
+// them. No provisioner is built into the program, so nothing reads nodes:
+// noNodes keeps NewForClientset from starting a node informer (memory and
+// RBAC the program does not need).
+func provisioning(o controllerOptions) *binder.ProvisioningConfig {
+	if !o.DynamicProvisioning {
+		return nil
+	}
+	return &binder.ProvisioningConfig{Nodes: noNodes{}}
+}
+
+// noNodes is the NodeGetter of a Binder without provisioners of its own:
+// it knows no node.
+type noNodes struct{}
+
+var _ binder.NodeGetter = noNodes{}
+
+// GetNode returns a NotFound error for every name.
+func (noNodes) GetNode(_ context.Context, name string) (*v1.Node, error) {
+	return nil, apierrors.NewNotFound(v1.Resource("nodes"), name)
+}
+
+// ListNodes returns no node.
+func (noNodes) ListNodes(context.Context) ([]*v1.Node, error) { return nil, nil }

@@ -23,7 +23,6 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 
-	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/internal/cli"
 )
 
@@ -54,9 +53,11 @@ type controllerOptions struct {
 	// Recycler scrubs released Recycle volumes with a recycler pod; false
 	// needs no pod permissions and leaves such volumes Failed.
 	Recycler bool
-	// DynamicProvisioning hands the claims of classes that no volume
-	// matches to their external provisioner, as kube-controller-manager's
-	// --enable-dynamic-provisioning does.
+	// DynamicProvisioning is kube-controller-manager's
+	// --enable-dynamic-provisioning: claims of a class whose provisioner
+	// is external (a CSI driver's) are handed to it (provisioner
+	// annotations, ExternalProvisioning event). The program has no
+	// provisioner of its own.
 	DynamicProvisioning bool
 	// ShowHiddenMetricsForVersion is kube-controller-manager's flag: ""
 	// or hiddenMetricsVersion, which also exports the metrics that
@@ -91,16 +92,6 @@ type controllerOptions struct {
 // the minor version before Kubernetes v1.37, whose PV-controller metrics
 // the controller exports (binder.KubeMetricsConfig).
 const hiddenMetricsVersion = "1.36"
-
-// provisioning is the Binder's provisioning configuration: external
-// provisioners only (no in-tree provisioner is built into the program), or
-// none without --enable-dynamic-provisioning.
-func (o *controllerOptions) provisioning() *binder.ProvisioningConfig {
-	if !o.DynamicProvisioning {
-		return nil
-	}
-	return &binder.ProvisioningConfig{}
-}
 
 // defaultIdentity is the replica's identity in the Lease, as
 // kube-controller-manager makes it: the host name and a random suffix, so
@@ -160,7 +151,7 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 	fs.BoolVar(&o.Recycler, "recycler", o.Recycler,
 		"Scrub released volumes with reclaim policy Recycle with a recycler pod. False needs no pod permissions; such volumes then become Failed.")
 	fs.BoolVar(&o.DynamicProvisioning, "enable-dynamic-provisioning", o.DynamicProvisioning,
-		"Hand the claims of a StorageClass that no volume matches to its external provisioner (annotation volume.kubernetes.io/storage-provisioner, event ExternalProvisioning).")
+		"Hand claims of a StorageClass with a provisioner to that (external) provisioner, as kube-controller-manager does; false leaves them Pending without a write.")
 
 	fs = fss.FlagSet("metrics")
 	fs.StringVar(&o.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", o.ShowHiddenMetricsForVersion,

@@ -41,6 +41,9 @@ func TestParseControllerFlags(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("defaults (-want +got):\n%s", diff)
 			}
+			if pc := provisioning(o); !o.DynamicProvisioning || pc == nil || pc.Nodes == nil {
+				t.Errorf("DynamicProvisioning = %v, provisioning = %+v; want on by default, as kube-controller-manager, with Nodes set (no node informer)", o.DynamicProvisioning, provisioning(o))
+			}
 			if !strings.Contains(o.Identity, "_") || len(o.Identity) < 38 {
 				t.Errorf("Identity = %q, want host name, _ and a UUID", o.Identity)
 			}
@@ -68,6 +71,11 @@ func TestParseControllerFlags(t *testing.T) {
 					t.Errorf("parsed = %+v", o)
 				}
 			}},
+		{name: "dynamic provisioning off", args: []string{"--enable-dynamic-provisioning=false"}, check: func(t *testing.T, o controllerOptions) {
+			if o.DynamicProvisioning || provisioning(o) != nil {
+				t.Errorf("DynamicProvisioning = %v, provisioning = %v; want off", o.DynamicProvisioning, provisioning(o))
+			}
+		}},
 		{name: "deprecated --resync", args: []string{"--resync=2m"}, check: func(t *testing.T, o controllerOptions) {
 			if o.ResyncPeriod != 2*time.Minute {
 				t.Errorf("ResyncPeriod = %v, want 2m", o.ResyncPeriod)
@@ -130,17 +138,11 @@ func TestParseControllerFlags(t *testing.T) {
 		}},
 		{name: "no Lease name", args: []string{"--leader-elect-resource-name", ""}, wantErr: "Lease name"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
-		{name: "provisioning and hidden metrics", check: func(t *testing.T, o controllerOptions) {
-			if !o.DynamicProvisioning || o.provisioning() == nil || o.ShowHiddenMetricsForVersion != "" {
-				t.Errorf("defaults: dynamic provisioning %v (config %v), hidden metrics %q; want on, set and none", o.DynamicProvisioning, o.provisioning(), o.ShowHiddenMetricsForVersion)
+		{name: "hidden metrics", args: []string{"--show-hidden-metrics-for-version=1.36"}, check: func(t *testing.T, o controllerOptions) {
+			if o.ShowHiddenMetricsForVersion != "1.36" {
+				t.Errorf("ShowHiddenMetricsForVersion = %q, want 1.36", o.ShowHiddenMetricsForVersion)
 			}
 		}},
-		{name: "--enable-dynamic-provisioning=false", args: []string{"--enable-dynamic-provisioning=false", "--show-hidden-metrics-for-version=1.36"},
-			check: func(t *testing.T, o controllerOptions) {
-				if o.DynamicProvisioning || o.provisioning() != nil || o.ShowHiddenMetricsForVersion != "1.36" {
-					t.Errorf("parsed: dynamic provisioning %v (config %v), hidden metrics %q", o.DynamicProvisioning, o.provisioning(), o.ShowHiddenMetricsForVersion)
-				}
-			}},
 		{name: "hidden metrics of another version", args: []string{"--show-hidden-metrics-for-version=1.35"}, wantErr: "--show-hidden-metrics-for-version must be 1.36"},
 	}
 	for _, tc := range tests {

@@ -114,7 +114,7 @@ func simulate(ctx context.Context, o simulateOptions, stdin io.Reader, stdout, s
 	return outcome(ctx, res.report)
 }
 
-// exitCodes documents simulate's exit statuses (in -h and README.md).
+// exitCodes documents simulate's exit statuses (in -h and docs/simulate.md).
 const exitCodes = `exit status:
   0    the Binder had nothing left to do (every claim it can bind is bound, every pod that fits is
        scheduled) and the invariants hold
