@@ -36,7 +36,7 @@ var kubePVFamilies = []string{
 
 // workloadSeries are the series of the operation metrics that the
 // workload of TestKubeControllerManagerMetrics makes: the provisioning by
-// and deletion of example.com/external, the host-path deletions (one
+// and deletion of external.example.com, the host-path deletions (one
 // succeeds, one fails).
 var workloadSeries = func() map[string][]string {
 	const (
@@ -46,8 +46,8 @@ var workloadSeries = func() map[string][]string {
 	return map[string][]string{
 		"volume_operation_errors_total": {hostPathDelete},
 		"volume_operation_total_errors": {hostPathDelete},
-		"volume_operation_total_seconds": {hostPathDelete, `{operation_name="delete",plugin_name="example.com/external"}`,
-			`{operation_name="provision",plugin_name="example.com/external"}`},
+		"volume_operation_total_seconds": {hostPathDelete, `{operation_name="delete",plugin_name="external.example.com"}`,
+			`{operation_name="provision",plugin_name="external.example.com"}`},
 		"storage_operation_duration_seconds": {fmt.Sprintf(pluginCall, "fail-unknown"), fmt.Sprintf(pluginCall, "success")},
 		"retroactive_storageclass_total":     {"{}"},
 	}

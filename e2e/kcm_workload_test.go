@@ -23,10 +23,10 @@ import (
 const (
 	metricsNS      = "metrics"
 	staticClass    = "static"   // kubernetes.io/no-provisioner
-	externalClass  = "external" // example.com/external: the test provisions and deletes
+	externalClass  = "external" // external.example.com: the test provisions and deletes
 	defaultClass   = "fallback" // made the default once a claim without class waits
 	missingClass   = "missing"  // no such StorageClass
-	externalDriver = "example.com/external"
+	externalDriver = "external.example.com"
 	// hostRoot is where the host-path volumes live: under /tmp, where the
 	// in-tree host-path deleter deletes them (nothing is there).
 	hostRoot = "/tmp/volbind-e2e-metrics/"
@@ -200,7 +200,7 @@ func (w *metricsWorkload) bindStatic(ctx context.Context) error {
 }
 
 // provision creates a claim of the external class, waits until the
-// controller hands it to example.com/external (the provisioner
+// controller hands it to external.example.com (the provisioner
 // annotation), and plays that provisioner: it creates the volume, bound to
 // the claim, and waits until the claim is Bound.
 func (w *metricsWorkload) provision(ctx context.Context) error {
