@@ -182,12 +182,13 @@ func labelNames(mf *dto.MetricFamily) []string {
 
 // buckets returns the upper bounds of the first histogram of mf.
 func buckets(mf *dto.MetricFamily) []float64 {
+	ms := mf.GetMetric()
+	if len(ms) == 0 {
+		return nil
+	}
 	var out []float64
-	for _, m := range mf.GetMetric() {
-		for _, b := range m.GetHistogram().GetBucket() {
-			out = append(out, b.GetUpperBound())
-		}
-		break
+	for _, b := range ms[0].GetHistogram().GetBucket() {
+		out = append(out, b.GetUpperBound())
 	}
 	return out
 }

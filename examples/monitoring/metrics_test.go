@@ -11,7 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -264,7 +263,7 @@ func (r resolver) checkSelector(t *testing.T, q query, vs *parser.VectorSelector
 		return
 	}
 	for _, m := range vs.LabelMatchers {
-		if m.Name != labels.MetricName && !hasLabel(mf, extra, m.Name) {
+		if m.Name != model.MetricNameLabel && !hasLabel(mf, extra, m.Name) {
 			t.Errorf("%s: %s has no label %s (matcher %s)", q.where, vs.Name, m.Name, m)
 		}
 	}
