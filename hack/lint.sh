@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs golangci-lint (configuration: .golangci.yml) on the root module and on
-# scheduler/, which is a module of its own. golangci-lint's version is the
-# one hack/tools/go.mod requires, so the library's go.mod stays free of it;
+# Runs golangci-lint (configuration: .golangci.yml) on the root module, on
+# scheduler/ and on examples/monitoring/, which are modules of their own.
+# golangci-lint's version is the one hack/tools/go.mod requires, so the
+# library's go.mod stays free of it;
 # the binary is built from the Go module proxy the first time and cached
 # in ${VOLBIND_CACHE:-~/.cache/volbind}.
 #
@@ -26,3 +27,4 @@ if [ $# -gt 0 ]; then
 fi
 "$lint" run ./...
 (cd scheduler && "$lint" run --config "$root/.golangci.yml" ./...)
+(cd examples/monitoring && "$lint" run --config "$root/.golangci.yml" ./...)
