@@ -23,6 +23,8 @@ type Binder struct {
 	api     API
 	cfg     Config
 	metrics *metrics
+	// kube are the metrics of Config.KubeMetrics; nil without.
+	kube    *kubeMetrics
 	store   *store
 	classes classes
 	// ops runs the provisioning, deletion and recycling operations, at
@@ -88,7 +90,13 @@ func New(api API, cfg Config) (*Binder, error) {
 		avail:        markNow{},
 		ready:        make(chan struct{}),
 	}
-	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: m.provider()}
+	if b.kube, err = newKubeMetrics(cfg, b.store); err != nil {
+		return nil, err
+	}
+	if err := registerPending(cfg.Registerer, b); err != nil {
+		return nil, err
+	}
+	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: queueProvider(m, b.kube)}
 	if cfg.ResyncPeriod > 0 {
 		tcfg.resync = jitter.ResyncConfig{Period: cfg.ResyncPeriod, Jitter: cfg.ResyncJitter, Clock: cfg.Clock}
 	}

@@ -67,7 +67,9 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 		if v := logger.V(4); v.Enabled() {
 			v.Info("Synchronizing unbound PersistentVolumeClaim, volume found", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 		}
-		return b.bind(ctx, pv, claim)
+		err := b.bind(ctx, pv, claim)
+		b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
+		return err
 	}
 
 	logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, no volume found", "PVC", klog.KObj(claim))
@@ -253,7 +255,9 @@ func (b *Binder) assignDefaultStorageClass(ctx context.Context, claim *v1.Persis
 	}
 	clone := claim.DeepCopy()
 	clone.Spec.StorageClassName = ptr.To(sc.Name)
-	if _, err := b.writeClaim(ctx, clone); err != nil {
+	_, err := b.writeClaim(ctx, clone)
+	b.kube.retroactiveAssigned(err)
+	if err != nil {
 		return false, err
 	}
 	klog.FromContext(ctx).V(4).Info("Assigned default StorageClass to PersistentVolumeClaim", "PVC", klog.KObj(claim), "storageClassName", sc.Name)

@@ -43,6 +43,12 @@ type Config struct {
 	// the names are already registered, so give each Binder its own
 	// registry or wrap it with prometheus.WrapRegistererWith.
 	Registerer prometheus.Registerer
+	// KubeMetrics turns on the metrics of kube-controller-manager's
+	// PersistentVolume controller, under its names (pv_collector_*,
+	// volume_operation_*, storage_operation_duration_seconds, ...); see
+	// KubeMetricsConfig. Nil (the default) means none, so that a binary
+	// that exports them already has no clash.
+	KubeMetrics *KubeMetricsConfig
 	// ClaimWorkers and VolumeWorkers are the numbers of goroutines that
 	// sync claims and volumes. Zero means 1 (as in Kubernetes); negative
 	// values are an error. A key is never synced by two workers at once and

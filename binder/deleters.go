@@ -30,49 +30,54 @@ type DeleterFactory interface {
 // volume plugin matched").
 var ErrNoVolumePlugin = errors.New("no volume plugin matched")
 
-// findDeleter returns the Deleter of pv, as Kubernetes' findDeletablePlugin
-// followed by NewDeleter: the one registered under the provisioner named by
-// pv.kubernetes.io/provisioned-by; (nil, nil) for a provisioner without a
-// Deleter whose name does not start with "kubernetes.io/", for a volume
-// migrated to CSI and for a CSI volume without a Deleter of its driver (an
-// external provisioner deletes those); otherwise the one registered under
-// its volume plugin (VolumePluginName), or an error wrapping
-// ErrNoVolumePlugin.
-func (b *Binder) findDeleter(ctx context.Context, pv *v1.PersistentVolume) (Deleter, error) {
+// deletePlugin returns the Deleter of pv and the name it is registered
+// under, as Kubernetes' findDeletablePlugin: the one registered under the
+// provisioner named by pv.kubernetes.io/provisioned-by; a nil Deleter and
+// no error for a provisioner without a Deleter whose name does not start
+// with "kubernetes.io/", for a volume migrated to CSI and for a CSI volume
+// without a Deleter of its driver (an external provisioner deletes those);
+// otherwise the one registered under its volume plugin (VolumePluginName),
+// or an error wrapping ErrNoVolumePlugin.
+func (b *Binder) deletePlugin(pv *v1.PersistentVolume) (string, Deleter, error) {
 	deleters := b.cfg.Reclaim.Deleters
-	var d Deleter
 	if name := pv.Annotations[volume.AnnDynamicallyProvisioned]; name != "" {
-		d = deleters[name]
-		if d == nil {
-			if !strings.HasPrefix(name, "kubernetes.io/") {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("%w name: %s", ErrNoVolumePlugin, name)
+		if d := deleters[name]; d != nil {
+			return name, d, nil
 		}
-	} else {
-		if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnMigratedTo) {
-			return nil, nil
+		if !strings.HasPrefix(name, "kubernetes.io/") {
+			return name, nil, nil
 		}
-		if name := VolumePluginName(pv); name != "" {
-			d = deleters[name]
-		}
-		if d == nil && pv.Spec.CSI != nil {
-			return nil, nil
-		}
-		if d == nil {
-			return nil, fmt.Errorf("error getting deleter volume plugin for volume %q: %w", pv.Name, ErrNoVolumePlugin)
-		}
+		return name, nil, fmt.Errorf("%w name: %s", ErrNoVolumePlugin, name)
+	}
+	if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnMigratedTo) {
+		return "", nil, nil
+	}
+	name := VolumePluginName(pv)
+	if d := deleters[name]; name != "" && d != nil {
+		return name, d, nil
+	}
+	if pv.Spec.CSI != nil {
+		return name, nil, nil
+	}
+	return name, nil, fmt.Errorf("error getting deleter volume plugin for volume %q: %w", pv.Name, ErrNoVolumePlugin)
+}
+
+// findDeleter is deletePlugin followed by NewDeleter for a DeleterFactory.
+func (b *Binder) findDeleter(ctx context.Context, pv *v1.PersistentVolume) (string, Deleter, error) {
+	name, d, err := b.deletePlugin(pv)
+	if d == nil || err != nil {
+		return name, nil, err
 	}
 	f, ok := d.(DeleterFactory)
 	if !ok {
-		return d, nil
+		return name, d, nil
 	}
 	nd, err := f.NewDeleter(ctx, pv)
 	if err == nil && nd == nil {
 		err = errors.New("no deleter returned")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to create deleter for volume %q: %w", pv.Name, err)
+		return name, nil, fmt.Errorf("failed to create deleter for volume %q: %w", pv.Name, err)
 	}
-	return nd, nil
+	return name, nd, nil
 }

@@ -275,7 +275,10 @@
 // Events go to the configured record.EventRecorder, logs to the logger of
 // the context (klog.FromContext), or [Config.Logger] where there is no
 // context (the event handlers), with structured keys, and Prometheus
-// metrics to the configured Registerer (nil: no metrics). There is no
+// metrics to the configured Registerer (nil: no metrics). [Config.KubeMetrics]
+// adds kube-controller-manager's PV-controller metrics under its names
+// (pv_collector_*, volume_operation_*, workqueue_* of the queues "claims" and
+// "volumes", ...), for a controller that replaces it. There is no
 // package-level state.
 //
 // It is for platform and storage engineers who bind volumes in a controller

@@ -81,6 +81,7 @@ func (b *Binder) volumeDeleted(obj any) {
 		return
 	}
 	cached := b.store.deleteVolume(pv)
+	b.kube.opDone(pv.Name)
 	b.work.forget(volumeWork(pv.Name))
 	b.avail.volumeGone(pv.Name)
 	ref := pv.Spec.ClaimRef
@@ -120,6 +121,7 @@ func (b *Binder) claimDeleted(obj any) {
 	}
 	cached := b.store.deleteClaim(pvc)
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+	b.kube.opForget(key)
 	b.work.forget(claimWork(key))
 	b.avail.claimGone(key)
 	name := pvc.Spec.VolumeName

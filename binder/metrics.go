@@ -101,6 +101,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			}, []string{"name"}),
 		},
 	}
+	// The series known in advance start at zero, so that rates and alerts
+	// see them before the first error or conflict.
+	for _, kind := range []queueKind{claimQueue, volumeQueue} {
+		for _, result := range []string{resultSuccess, resultError, resultConflict, resultInvalid} {
+			m.syncs.WithLabelValues(kind.String(), result)
+		}
+	}
+	for _, resource := range []string{resourceVolumes, resourceClaims} {
+		m.conflicts.WithLabelValues(resource)
+	}
 	q := &m.queue
 	for _, c := range []prometheus.Collector{m.syncs, m.syncDuration, m.binds, m.conflicts, m.writes, m.ignored,
 		q.depth, q.adds, q.latency, q.workDuration, q.unfinished, q.longest, q.retries} {

@@ -60,10 +60,18 @@ func (b *Binder) provisionClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		if claim == nil {
 			return nil
 		}
+		key := cache.ClaimKey(namespace, name)
+		b.kube.opStarted(key, b.provisionPluginName(class), opProvision)
+		var err error
 		if p == nil {
-			return b.provisionExternal(ctx, claim, class)
+			err = b.provisionExternal(ctx, claim, class)
+		} else {
+			err = b.provisionInternal(ctx, claim, class, p)
 		}
-		return b.provisionInternal(ctx, claim, class, p)
+		if countsAsError(ctx, err) {
+			b.kube.opFailed(key)
+		}
+		return err
 	})
 	return nil
 }
@@ -189,10 +197,12 @@ func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolu
 		if err = b.fenced(ctx); err != nil {
 			return err
 		}
+		start := b.cfg.Clock.Now()
 		pv, err = p.Provision(ctx, req)
 		if err == nil && pv == nil {
 			err = errors.New("provisioner returned no volume")
 		}
+		b.kube.pluginCall(class.Provisioner, kubeOpPluginProvision, start, err)
 		if err == nil {
 			return b.saveProvisioned(ctx, claim, class, p, req, pv)
 		}

@@ -224,7 +224,10 @@ func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.Storage
 		if err = b.fenced(ctx); err != nil {
 			return err
 		}
-		if err = d.Delete(ctx, pv); err == nil {
+		start := b.cfg.Clock.Now()
+		err = d.Delete(ctx, pv)
+		b.kube.pluginCall(class.Provisioner, kubeOpPluginDelete, start, err)
+		if err == nil {
 			return nil
 		}
 		klog.FromContext(ctx).V(3).Info("Failed to delete provisioned storage", "volumeName", pv.Name, "err", err)

@@ -45,8 +45,13 @@ func (b *Binder) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume) err
 				return b.recycleVolumeOperation(ctx, name, uid)
 			})
 		} else {
+			b.kube.opStarted(name, b.deletePluginName(pv), opDelete)
 			b.scheduleOperation(ctx, operations.VolumeOpName(opDelete, name, uid), func(ctx context.Context) error {
-				return b.deleteVolumeOperation(ctx, name, uid)
+				err := b.deleteVolumeOperation(ctx, name, uid)
+				if countsAsError(ctx, err) {
+					b.kube.opFailed(name)
+				}
+				return err
 			})
 		}
 	default:
@@ -131,7 +136,7 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 	if pv == nil || err != nil {
 		return err
 	}
-	d, err := b.findDeleter(ctx, pv)
+	plugin, d, err := b.findDeleter(ctx, pv)
 	if err == nil && d == nil {
 		logger.V(3).Info("External deleter for volume requested, ignoring", "volumeName", name)
 		return nil
@@ -143,7 +148,9 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 		}
 		pv = marked
 		if err = b.fenced(ctx); err == nil {
+			start := b.cfg.Clock.Now()
 			err = d.Delete(ctx, pv)
+			b.kube.pluginCall(plugin, kubeOpPluginDelete, start, err)
 		}
 	}
 	if err == nil {

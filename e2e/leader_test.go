@@ -20,15 +20,11 @@ import (
 	"github.com/volbind/volbind/binder"
 )
 
-// buildVolbind builds cmd/volbind into a temporary directory.
+// buildVolbind builds cmd/volbind into a temporary directory, as the image
+// has it (buildImageBinary: every test then shares one compilation).
 func buildVolbind(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "volbind")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../cmd/volbind")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/volbind: %v\n%s", err, out)
-	}
-	return bin
+	return buildImageBinary(t, imageVersion)
 }
 
 // replica is one "volbind controller" process.
@@ -54,20 +50,29 @@ func startReplica(t *testing.T, bin, identity, lease, ns string) *replica {
 // serving); the identity and fast leader-election timings are added.
 func startReplicaWith(t *testing.T, bin, identity string, flags ...string) *replica {
 	t.Helper()
-	r := &replica{identity: identity, log: filepath.Join(t.TempDir(), identity+".log"), exited: make(chan struct{})}
+	args := append([]string{"controller", "--leader-elect-identity", identity,
+		"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms"}, flags...)
+	return startCommand(t, testCluster.dir, identity, exec.Command(bin, args...))
+}
+
+// startCommand starts cmd, a "volbind controller" of the cluster in dir,
+// logging to a file. The process gets SIGKILL when this test binary dies
+// (unless it changes its user), and its PID is written to dir, so that
+// hack/cluster-down.sh stops it too (its command line must name dir); the
+// cleanup stops it and logs its log if the test failed.
+func startCommand(t *testing.T, dir, identity string, cmd *exec.Cmd) *replica {
+	t.Helper()
+	r := &replica{identity: identity, cmd: cmd, log: filepath.Join(t.TempDir(), identity+".log"), exited: make(chan struct{})}
 	logFile, err := os.Create(r.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"controller", "--leader-elect-identity", identity,
-		"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms"}, flags...)
-	r.cmd = exec.Command(bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", identity, err)
 	}
-	pidFile := filepath.Join(testCluster.dir, "volbind-e2e-"+identity+".pid")
+	pidFile := filepath.Join(dir, "volbind-e2e-"+identity+".pid")
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(r.cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Logf("cannot record the PID of %s for hack/cluster-down.sh: %v", identity, err)
 	}

@@ -187,8 +187,8 @@ func scrape(t *testing.T, port int, path, token string) (int, string) {
 // TestControllerUnderRBAC runs two "volbind controller" replicas as the
 // example's ServiceAccount, with exactly the example's RBAC, on an API
 // server that enforces RBAC: binding, Recycle (the test plays the kubelet
-// for the recycler pod), Delete (no deleter in the program: the volume
-// becomes Failed), leader failover, and /metrics behind delegated
+// for the recycler pod), Delete (the in-tree host-path deleter: a volume
+// under /tmp/ is deleted, another becomes Failed), leader failover, and /metrics behind delegated
 // authentication and authorization. Then every API call the program made,
 // as the audit log records it, must be allowed by the example's rules,
 // none may have been refused, and every rule must have been used.
@@ -264,7 +264,21 @@ func TestControllerUnderRBAC(t *testing.T) {
 
 	t.Run("delete", func(t *testing.T) {
 		f := newFixture(t)
+		// A host path under /tmp/: deleted, as kube-controller-manager's
+		// in-tree plugin deletes it.
 		pv := f.bindAndRelease("doomed", v1.PersistentVolumeReclaimDelete)
+		f.eventually(time.Minute, "the volume to be deleted", func(ctx context.Context) (bool, error) {
+			_, err := admin.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		})
+		// Any other path: Failed, with that plugin's message.
+		pv = f.bindAndRelease("refused", v1.PersistentVolumeReclaimDelete, func(pv *v1.PersistentVolume) {
+			pv.Spec.HostPath.Path = "/srv/" + pv.Name
+		})
+		want := "host_path deleter only supports /tmp/.+ but received provided /srv/" + pv.Name
 		f.eventually(time.Minute, "the volume to be Failed with a VolumeFailedDelete event", func(ctx context.Context) (bool, error) {
 			got := f.getVolume(pv.Name)
 			if got.Status.Phase != v1.VolumeFailed {
@@ -272,7 +286,7 @@ func TestControllerUnderRBAC(t *testing.T) {
 			}
 			sel := "involvedObject.name=" + pv.Name + ",reason=" + binder.ReasonVolumeFailedDelete
 			evs, err := admin.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
-			return err == nil && len(evs.Items) > 0, err
+			return err == nil && len(evs.Items) > 0 && evs.Items[0].Message == want, err
 		})
 	})
 
@@ -298,7 +312,8 @@ func TestControllerUnderRBAC(t *testing.T) {
 		for _, want := range []string{`leader_election_master_status{name="` + lease + `"} 1`, "rest_client_requests_total{",
 			"rest_client_request_duration_seconds_bucket{", "rest_client_rate_limiter_duration_seconds_count{",
 			"rest_client_request_size_bytes_count{", "go_goroutines", "process_cpu_seconds_total",
-			"volbind_binder_binds_total", "volbind_binder_workqueue_adds_total"} {
+			"volbind_binder_binds_total", "volbind_binder_workqueue_adds_total",
+			"pv_collector_total_pv_count{", `workqueue_adds_total{name="claims"}`, "volbind_binder_pending_claim_max_age_seconds"} {
 			if code != http.StatusOK || !strings.Contains(body, want) {
 				t.Errorf("/metrics with an authorized token = %d, want 200 with %q", code, want)
 			}

@@ -40,13 +40,16 @@ func (d *fakeDeleter) names() []string {
 	return slices.Clone(d.deleted)
 }
 
-// bindAndRelease creates a volume with the given reclaim policy and a
-// claim, waits until they are bound, deletes the claim and returns the
-// volume as last read.
-func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimPolicy) *v1.PersistentVolume {
+// bindAndRelease creates a volume with the given reclaim policy (changed
+// by opts) and a claim, waits until they are bound, deletes the claim and
+// returns the volume as last read.
+func (f *fixture) bindAndRelease(name string, policy v1.PersistentVolumeReclaimPolicy, opts ...func(*v1.PersistentVolume)) *v1.PersistentVolume {
 	f.t.Helper()
 	pv := f.volume(name, 1)
 	pv.Spec.PersistentVolumeReclaimPolicy = policy
+	for _, o := range opts {
+		o(pv)
+	}
 	f.createAvailable(pv)
 	f.create(f.claim(name, 1))
 	f.waitBound(1, time.Minute)

@@ -7,9 +7,10 @@
 # --authorization-mode Node,RBAC), "audit.log" records the requests of service
 # accounts, and "env" holds
 # VOLBIND_API (the server URL), VOLBIND_TOKEN (the admin bearer token) and the
-# PIDs of the processes.
+# PIDs of the processes. kube-controller-manager serves HTTPS on the port
+# VOLBIND_KCM_PORT of "env"; its /metrics accepts the admin token.
 #
-#   hack/cluster-up.sh [--with-kcm] [--kcm-qps N] [--kcm-burst N] [--owner-pid PID] [DIR]
+#   hack/cluster-up.sh [--with-kcm] [--kcm-qps N] [--kcm-burst N] [--kcm-arg ARG]... [--owner-pid PID] [DIR]
 #   hack/cluster-down.sh DIR     stops exactly the processes this script started
 #
 # With --owner-pid, a watchdog stops the cluster as soon as process PID has
@@ -20,6 +21,7 @@ set -euo pipefail
 with_kcm=false
 kcm_qps=20
 kcm_burst=30
+kcm_args=()
 owner=""
 dir=""
 while [ $# -gt 0 ]; do
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--with-kcm) with_kcm=true ;;
 	--kcm-qps) kcm_qps=$2; shift ;;
 	--kcm-burst) kcm_burst=$2; shift ;;
+	--kcm-arg) kcm_args+=("$2"); shift ;;
 	--owner-pid) owner=$2; shift ;;
 	-*) echo "cluster-up: unknown flag $1" >&2; exit 2 ;;
 	*) dir=$1 ;;
@@ -149,9 +152,14 @@ if $with_kcm; then
 	start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
 		--controllers persistentvolume-binder-controller --leader-elect=false \
 		--kube-api-qps "$kcm_qps" --kube-api-burst "$kcm_burst" \
-		--bind-address 127.0.0.1 --secure-port "$kcm_port" --authentication-skip-lookup=true
+		--bind-address 127.0.0.1 --secure-port "$kcm_port" --authentication-skip-lookup=true \
+		--authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
+		${kcm_args[@]+"${kcm_args[@]}"}
 	wait_for "https://127.0.0.1:$kcm_port/healthz" kube-controller-manager -k
-	echo "VOLBIND_KCM_PID=$(cat "$dir/kube-controller-manager.pid")" >>"$dir/env"
+	{
+		echo "VOLBIND_KCM_PID=$(cat "$dir/kube-controller-manager.pid")"
+		echo "VOLBIND_KCM_PORT=$kcm_port"
+	} >>"$dir/env"
 fi
 
 if [ -n "$owner" ]; then

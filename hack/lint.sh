@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs golangci-lint (configuration: .golangci.yml) on the root module and on
-# scheduler/, which is a module of its own. golangci-lint's version is the
-# one hack/tools/go.mod requires, so the library's go.mod stays free of it;
+# Runs golangci-lint (configuration: .golangci.yml) on the root module, on
+# scheduler/, examples/monitoring/ and e2e/provisioner/, modules of their own.
+# golangci-lint's version is the one hack/tools/go.mod requires, so the
+# library's go.mod stays free of it;
 # the binary is built from the Go module proxy the first time and cached
 # in ${VOLBIND_CACHE:-~/.cache/volbind}.
 #
@@ -25,4 +26,6 @@ if [ $# -gt 0 ]; then
 	exec "$lint" run --allow-parallel-runners "$@"
 fi
 "$lint" run --allow-parallel-runners ./...
-(cd scheduler && "$lint" run --allow-parallel-runners --config "$root/.golangci.yml" ./...)
+for m in scheduler examples/monitoring e2e/provisioner; do
+	(cd "$m" && "$lint" run --allow-parallel-runners --config "$root/.golangci.yml" ./...)
+done

@@ -197,11 +197,12 @@ func (c *controller) lead(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithTransform(cacheTransform(&dedup.Table{})))
 	// Released Recycle volumes are scrubbed by a recycler pod, as
 	// kube-controller-manager does; Delete volumes of external provisioners
-	// are left to them, other Delete volumes become Failed (no deleter
-	// plugin is built into the program).
+	// are left to them, host-path ones are deleted as its in-tree plugin
+	// does, other Delete volumes become Failed (no other deleter plugin is
+	// built into the program).
 	// Without --recycler they become Failed (event VolumeFailedRecycle),
 	// as volumes of a policy nothing can carry out do.
-	reclaim := &binder.ReclaimConfig{}
+	reclaim := &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{hostPathPlugin: hostPathDeleter{}}}
 	if c.o.Recycler {
 		rec, err := recycler.NewForClientset(c.cs, recycler.Config{})
 		if err != nil {
@@ -216,6 +217,7 @@ func (c *controller) lead(ctx context.Context) error {
 		AvailableDelay: c.o.AvailableDelay,
 		Recorder:       c.recorder,
 		Registerer:     c.reg,
+		KubeMetrics:    &binder.KubeMetricsConfig{ShowHidden: c.o.ShowHiddenMetricsForVersion != ""},
 		Reclaim:        reclaim,
 		Provisioning:   provisioning(c.o),
 		Fence:          c.fence,

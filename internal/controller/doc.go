@@ -20,11 +20,15 @@
 // kube-controller-manager: disable that one
 // (kube-controller-manager --controllers=*,-persistentvolume-binder-controller)
 // so that the two do not compete; that also stops its in-tree dynamic
-// provisioning and volume reclaim. The program scrubs released Recycle
-// volumes with a recycler pod; in-tree provisioning and Delete need
-// plugins that only an embedder can register (binder.Config.Provisioning
-// and Reclaim); CSI drivers' external-provisioner does both for CSI
-// volumes.
+// provisioning and volume reclaim. As kube-controller-manager, the program
+// hands the claims of classes with an external provisioner to it
+// (--enable-dynamic-provisioning), scrubs released Recycle volumes with a
+// recycler pod and deletes released host-path volumes under /tmp/
+// (hostpath.go); other in-tree provisioning and deletion need plugins that
+// only an embedder can register (binder.Config.Provisioning and Reclaim),
+// and CSI drivers' external-provisioner does both for CSI volumes. The
+// Binder exports kube-controller-manager's PV-controller metrics beside
+// volbind's (binder.Config.KubeMetrics; docs/monitoring.md).
 //
 // How the pieces fit: Run parses the flags (flags.go) and calls
 // runController (command.go), which builds the client, configures logging

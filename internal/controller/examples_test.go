@@ -6,10 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +37,30 @@ type kustomization struct {
 		Target map[string]string `json:"target"`
 		Patch  string            `json:"patch"`
 	} `json:"patches"`
+	Images []kustomizeImage `json:"images"`
+}
+
+// kustomizeImage is an entry of a kustomization's images: it replaces the
+// name, the tag or both of the containers' images named Name.
+type kustomizeImage struct {
+	Name    string `json:"name"`
+	NewName string `json:"newName"`
+	NewTag  string `json:"newTag"`
+}
+
+// apply returns image with the override applied when it names it.
+func (ki kustomizeImage) apply(image string) string {
+	name, tag, _ := strings.Cut(image, ":")
+	if name != ki.Name {
+		return image
+	}
+	if ki.NewName != "" {
+		name = ki.NewName
+	}
+	if ki.NewTag != "" {
+		tag = ki.NewTag
+	}
+	return name + ":" + tag
 }
 
 // buildExample reads the kustomization in dir as kustomize would for
@@ -57,6 +86,10 @@ func buildExample(t *testing.T, dir string) []runtime.Object {
 			continue
 		}
 		objs = append(objs, decodeFile(t, p)...)
+	}
+	for _, ki := range k.Images {
+		c := &deployment(t, objs).Spec.Template.Spec.Containers[0]
+		c.Image = ki.apply(c.Image)
 	}
 	for _, p := range k.Patches {
 		var ops []struct {
@@ -219,5 +252,58 @@ func TestControllerExamples(t *testing.T) {
 				t.Errorf("%s: PodDisruptionBudget %+v, want minAvailable 1 for the Deployment's pods", tc.dir, pdb)
 			}
 		})
+	}
+}
+
+// releaseImage is the image reference of the shipped Deployment: the
+// published image at a release tag.
+var releaseImage = regexp.MustCompile(`^ghcr\.io/volbind/volbind:v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+
+// TestControllerImageAndSecurity checks the shipped Deployment's image and
+// security context: the published image at a release tag, the same in
+// every variant (the images: override and the base agree), run as the
+// components of kube-system run: as the image's non-root user (the
+// Dockerfile's USER), with a read-only root filesystem, no capabilities,
+// no privilege escalation and the runtime's default seccomp profile.
+func TestControllerImageAndSecurity(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uid, gid int64 = -1, -1
+	for _, line := range strings.Split(string(raw), "\n") {
+		if user, ok := strings.CutPrefix(line, "USER "); ok {
+			u, g, _ := strings.Cut(user, ":")
+			uid, _ = strconv.ParseInt(u, 10, 64)
+			gid, _ = strconv.ParseInt(g, 10, 64)
+		}
+	}
+	if uid <= 0 || gid <= 0 {
+		t.Fatalf("Dockerfile: no numeric non-root USER uid:gid")
+	}
+	images := map[string]string{}
+	for _, dir := range []string{examplesDir, filepath.Join(examplesDir, "no-recycler")} {
+		d := deployment(t, buildExample(t, dir))
+		pod := d.Spec.Template.Spec
+		c := pod.Containers[0]
+		images[dir] = c.Image
+		if !releaseImage.MatchString(c.Image) || c.ImagePullPolicy == v1.PullAlways {
+			t.Errorf("%s: image %q (pull %s), want ghcr.io/volbind/volbind:vX.Y.Z", dir, c.Image, c.ImagePullPolicy)
+		}
+		ps := pod.SecurityContext
+		if ps == nil || !ptr.Deref(ps.RunAsNonRoot, false) || ptr.Deref(ps.RunAsUser, 0) != uid || ptr.Deref(ps.RunAsGroup, 0) != gid ||
+			ps.SeccompProfile == nil || ps.SeccompProfile.Type != v1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: pod securityContext %+v, want runAsNonRoot, user and group %d:%d (the Dockerfile's), seccomp RuntimeDefault", dir, ps, uid, gid)
+		}
+		cs := c.SecurityContext
+		if cs == nil || !ptr.Deref(cs.ReadOnlyRootFilesystem, false) || ptr.Deref(cs.AllowPrivilegeEscalation, true) ||
+			ptr.Deref(cs.Privileged, false) || cs.Capabilities == nil || !slices.Equal(cs.Capabilities.Drop, []v1.Capability{"ALL"}) ||
+			len(cs.Capabilities.Add) > 0 {
+			t.Errorf("%s: container securityContext %+v, want readOnlyRootFilesystem, no privilege escalation, capabilities drop [ALL]", dir, cs)
+		}
+	}
+	if len(images) != 2 || images[examplesDir] != images[filepath.Join(examplesDir, "no-recycler")] {
+		t.Errorf("the variants run different images: %v; keep the base's tag and the images: override in step", images)
 	}
 }

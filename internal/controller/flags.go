@@ -59,6 +59,10 @@ type controllerOptions struct {
 	// annotations, ExternalProvisioning event). The program has no
 	// provisioner of its own.
 	DynamicProvisioning bool
+	// ShowHiddenMetricsForVersion is kube-controller-manager's flag: ""
+	// or hiddenMetricsVersion, which also exports the metrics that
+	// Kubernetes deprecated in that version and hides from the next on.
+	ShowHiddenMetricsForVersion string
 
 	LeaderElect   bool
 	ResourceLock  string
@@ -83,6 +87,11 @@ type controllerOptions struct {
 	// showVersion is the value of --version ("false", "true" or "raw").
 	showVersion string
 }
+
+// hiddenMetricsVersion is the one value of --show-hidden-metrics-for-version:
+// the minor version before Kubernetes v1.37, whose PV-controller metrics
+// the controller exports (binder.KubeMetricsConfig).
+const hiddenMetricsVersion = "1.36"
 
 // defaultIdentity is the replica's identity in the Lease, as
 // kube-controller-manager makes it: the host name and a random suffix, so
@@ -141,9 +150,13 @@ func (o *controllerOptions) controllerFlags(deprecated *deprecatedFlags) cliflag
 		"How long a new unbound volume waits for a claim before it is marked Available; a claim that takes it saves that write (0: mark at once, as kube-controller-manager does).")
 	fs.BoolVar(&o.Recycler, "recycler", o.Recycler,
 		"Scrub released volumes with reclaim policy Recycle with a recycler pod. False needs no pod permissions; such volumes then become Failed.")
-
 	fs.BoolVar(&o.DynamicProvisioning, "enable-dynamic-provisioning", o.DynamicProvisioning,
 		"Hand claims of a StorageClass with a provisioner to that (external) provisioner, as kube-controller-manager does; false leaves them Pending without a write.")
+
+	fs = fss.FlagSet("metrics")
+	fs.StringVar(&o.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", o.ShowHiddenMetricsForVersion,
+		"The previous Kubernetes version whose deprecated metrics to export still, as kube-controller-manager's flag: only "+hiddenMetricsVersion+
+			" (volume_operation_total_errors) is allowed.")
 
 	fs = fss.FlagSet("leader election")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run the binder only while holding the leader-election Lease, so that several replicas can run.")
@@ -268,6 +281,9 @@ func (o *controllerOptions) validate() error {
 		return fmt.Errorf("controller: --available-delay must not be negative, got %v", o.AvailableDelay)
 	case o.ContentType != runtime.ContentTypeProtobuf && o.ContentType != runtime.ContentTypeJSON:
 		return fmt.Errorf("controller: --kube-api-content-type must be %s or %s, got %q", runtime.ContentTypeProtobuf, runtime.ContentTypeJSON, o.ContentType)
+	case o.ShowHiddenMetricsForVersion != "" && o.ShowHiddenMetricsForVersion != hiddenMetricsVersion:
+		return fmt.Errorf("controller: --show-hidden-metrics-for-version must be %s (the previous minor version of Kubernetes v1.37, whose metrics volbind exports), got %q",
+			hiddenMetricsVersion, o.ShowHiddenMetricsForVersion)
 	}
 	var errs []error
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())

@@ -138,6 +138,12 @@ func TestParseControllerFlags(t *testing.T) {
 		}},
 		{name: "no Lease name", args: []string{"--leader-elect-resource-name", ""}, wantErr: "Lease name"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
+		{name: "hidden metrics", args: []string{"--show-hidden-metrics-for-version=1.36"}, check: func(t *testing.T, o controllerOptions) {
+			if o.ShowHiddenMetricsForVersion != "1.36" {
+				t.Errorf("ShowHiddenMetricsForVersion = %q, want 1.36", o.ShowHiddenMetricsForVersion)
+			}
+		}},
+		{name: "hidden metrics of another version", args: []string{"--show-hidden-metrics-for-version=1.35"}, wantErr: "--show-hidden-metrics-for-version must be 1.36"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
