@@ -30,10 +30,10 @@ func main() {
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *kubeconfig, *driver, float32(*qps), *burst, *threads); err != nil {
+	err := run(ctx, *kubeconfig, *driver, float32(*qps), *burst, *threads)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "testprovisioner:", err)
-		stop()
 		os.Exit(1)
 	}
 }
