@@ -63,6 +63,14 @@ func (b *Binder) findDeleter(ctx context.Context, pv *v1.PersistentVolume) (Dele
 			return nil, fmt.Errorf("error getting deleter volume plugin for volume %q: %w", pv.Name, ErrNoVolumePlugin)
 		}
 	}
+	return volumeDeleter(ctx, d, pv)
+}
+
+// volumeDeleter returns the Deleter of pv: d itself, or what a
+// DeleterFactory's NewDeleter makes for pv, as Kubernetes' doDeleteVolume
+// makes one with the plugin's NewDeleter ("failed to create deleter for
+// volume ...").
+func volumeDeleter(ctx context.Context, d Deleter, pv *v1.PersistentVolume) (Deleter, error) {
 	f, ok := d.(DeleterFactory)
 	if !ok {
 		return d, nil
