@@ -245,8 +245,9 @@ func (r Reason) String() string {
 
 // Messages returns the distinct Kubernetes texts of reasons in the order
 // kube-scheduler's status for a node lists them: node affinity, bind
-// conflict, storage, missing volume, then the VolumeZone plugin's text and
-// the texts of pod-level reasons.
+// conflict (then volbind's ClassZoneConflict text), storage, missing
+// volume, then the VolumeZone plugin's text and the texts of pod-level
+// reasons.
 func Messages(reasons []Reason) []string {
 	sorted := slices.Clone(reasons)
 	slices.SortStableFunc(sorted, func(a, b Reason) int { return a.Kind.order() - b.Kind.order() })
