@@ -89,13 +89,10 @@ func hasClaims(pod *v1.Pod) bool {
 }
 
 // reasonsStatus is the framework status of binder/scheduling's reasons:
-// their code and their texts in the in-tree order.
+// UnschedulableAndUnresolvable (every Reason's Code) with their texts in
+// the in-tree order.
 func reasonsStatus(reasons []scheduling.Reason) *fwk.Status {
-	code := fwk.UnschedulableAndUnresolvable
-	if reasons[0].Code() != scheduling.CodeUnschedulableAndUnresolvable {
-		code = fwk.Error
-	}
-	return fwk.NewStatus(code, scheduling.Messages(reasons)...)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, scheduling.Messages(reasons)...)
 }
 
 // narrow returns the nodes a pod can only run on because a bound claim's
