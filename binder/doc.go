@@ -291,9 +291,13 @@
 //	ClassZoneConflict (Config.ClassZoneParameters)       none: node(s) not in the zones allowed by the
 //	                                                     StorageClass's zone or zones parameter
 //
-// ClassZoneConflict is volbind's own: kube-scheduler does not look at class
-// parameters, so the check is off by default and has a text no Kubernetes
-// reason has.
+// Deliberate differences: ClassZoneConflict is volbind's own:
+// kube-scheduler does not look at class parameters, so the check is off by
+// default and has a text no Kubernetes reason has. An error of Check or
+// Find (code Error) is a wrapped error naming the pod, claim or class and
+// matching the package's sentinel errors under errors.Is, not
+// kube-scheduler's internal text: kube-scheduler only logs such errors,
+// while embedders branch on them. docs/scheduling.md has the details.
 //
 // # Not managed
 //
