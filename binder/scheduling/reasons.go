@@ -173,11 +173,11 @@ func (k ReasonKind) order() int {
 type Code int
 
 const (
-	// CodeUnschedulableAndUnresolvable: the node (or, for a pod-level
-	// reason, every node) cannot take the pod until the cluster's volumes,
-	// claims, classes or nodes change.
+	// CodeUnschedulableAndUnresolvable means the node (or, for a
+	// pod-level reason, every node) cannot take the pod until the
+	// cluster's volumes, claims, classes or nodes change.
 	CodeUnschedulableAndUnresolvable Code = iota + 1
-	// CodeError: the pod could not be evaluated.
+	// CodeError means the pod could not be evaluated.
 	CodeError
 )
 
