@@ -204,6 +204,13 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		manifest: schedClasses + schedNodes + zonalPV("disk-b", "zone-b") + claim("data", "zonal") + pod("web-0", "", "data"),
 		nodes:    map[string]string{"web-0": "node-b"},
 	}, {
+		name: "node selector against a bound volume's node affinity: VolumeBinding's v1.37.2 text",
+		manifest: schedClasses + schedNodes + zonalPV("disk-b", "zone-b") + claim("data", "zonal") +
+			pod("web-0", "", "data") + pod("web-1", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
+		nodes: map[string]string{"web-0": "node-b", "web-1": ""},
+		pending: map[string]string{"web-1": "0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, " +
+			"1 node(s) didn't match Pod's node affinity/selector."},
+	}, {
 		name: "node selector against the volume's node",
 		manifest: schedClasses + schedNodes + localPV("local-b", "node-b") + claim("data", "local") +
 			pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
