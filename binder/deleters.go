@@ -68,16 +68,25 @@ func (b *Binder) findDeleter(ctx context.Context, pv *v1.PersistentVolume) (stri
 	if d == nil || err != nil {
 		return name, nil, err
 	}
+	vd, err := volumeDeleter(ctx, d, pv)
+	return name, vd, err
+}
+
+// volumeDeleter returns the Deleter of pv: d itself, or what a
+// DeleterFactory's NewDeleter makes for pv, as Kubernetes' doDeleteVolume
+// makes one with the plugin's NewDeleter ("failed to create deleter for
+// volume ...").
+func volumeDeleter(ctx context.Context, d Deleter, pv *v1.PersistentVolume) (Deleter, error) {
 	f, ok := d.(DeleterFactory)
 	if !ok {
-		return name, d, nil
+		return d, nil
 	}
 	nd, err := f.NewDeleter(ctx, pv)
 	if err == nil && nd == nil {
 		err = errors.New("no deleter returned")
 	}
 	if err != nil {
-		return name, nil, fmt.Errorf("failed to create deleter for volume %q: %w", pv.Name, err)
+		return nil, fmt.Errorf("failed to create deleter for volume %q: %w", pv.Name, err)
 	}
-	return name, nd, nil
+	return nd, nil
 }

@@ -239,8 +239,11 @@
 //	                                                   claim: %v
 //	ProvisioningFailed (Warning)            none (1)   volume %q already exists and is not bound to claim %s
 //	ProvisioningCleanupFailed (Warning)     same       Error cleaning provisioned volume for claim %s: %v. Please
-//	                                                   delete manually.
-//	ProvisioningSucceeded (Normal)          same       Successfully provisioned volume %s using %s
+//	                                                   delete manually. (%v: no deletable volume plugin matched /
+//	                                                   failed to create deleter for volume %q: %v / the
+//	                                                   Deleter's error)
+//	ProvisioningSucceeded (Normal)          same       Successfully provisioned volume %s using %s (also when the
+//	                                                   volume's create answered AlreadyExists)
 //	ExternalProvisioning (Normal)           same       Waiting for a volume to be created either by the external
 //	                                                   provisioner '%s' or manually by the system administrator. If
 //	                                                   volume creation is delayed, please verify that the
@@ -252,7 +255,49 @@
 // Binder reports a volume of that name bound elsewhere instead of leaving
 // the claim Pending without a word. (2) Kubernetes has no validation of
 // its own (the API server's is assumed); the Binder names the malformed
-// object instead of failing on it.
+// object instead of failing on it. (3) When every create of a provisioned
+// volume's object failed, Kubernetes deletes the storage at once; the
+// Binder first reads the object, and when the read fails too (the object
+// may exist, so a claim may bind it) it keeps the storage, records no
+// event and provisions again later under the same name. (4) After the
+// storage of a volume that could not be saved is deleted, Kubernetes
+// v1.37.2 reads the volume object to remove its finalizer, gets NotFound
+// (the object was never created), deletes the storage again on each retry
+// and ends with ProvisioningCleanupFailed ("persistentvolumes ... not
+// found. Please delete manually."); the Binder stops after the first
+// successful Delete and records no cleanup failure, since nothing is left
+// to delete by hand.
+//
+// The scheduler side (package binder/scheduling and the scheduler module's
+// plugin) reports kube-scheduler v1.37.2's texts, compared with the
+// in-tree constants by the scheduler module's tests:
+//
+//	Answer (code UnschedulableAndUnresolvable)           kube-scheduler's text
+//	VolumeNodeAffinityConflict                           node(s) didn't match PersistentVolume's node affinity
+//	NoMatchingVolume, CannotProvision,                   node(s) didn't find available persistent volumes to bind
+//	SelectedNodeConflict
+//	NotEnoughSpace                                       node(s) did not have enough free storage
+//	VolumeNotExist                                       node(s) unavailable due to one or more pvc(s) bound to
+//	                                                     non-existent pv(s)
+//	UnboundImmediateClaim (pod)                          pod has unbound immediate PersistentVolumeClaims
+//	ClaimMissing (pod)                                   persistentvolumeclaim %q not found / waiting for ephemeral
+//	                                                     volume controller to create the persistentvolumeclaim %q
+//	ClaimLost (pod)                                      persistentvolumeclaim %q bound to non-existent
+//	                                                     persistentvolume %q
+//	ClaimDeleting (pod)                                  persistentvolumeclaim %q is being deleted
+//	ClaimNotOwned (pod)                                  PVC %s/%s was not created for pod %s/%s (pod is not owner)
+//	VolumeZoneConflict (Config.VolumeZone)               node(s) had no available volume zone (VolumeZone plugin)
+//	VolumeMissing (pod, Config.VolumeZone)               persistentvolume %q not found (VolumeZone plugin)
+//	ClassZoneConflict (Config.ClassZoneParameters)       none: node(s) not in the zones allowed by the
+//	                                                     StorageClass's zone or zones parameter
+//
+// Deliberate differences: ClassZoneConflict is volbind's own:
+// kube-scheduler does not look at class parameters, so the check is off by
+// default and has a text no Kubernetes reason has. An error of Check or
+// Find (code Error) is a wrapped error naming the pod, claim or class and
+// matching the package's sentinel errors under errors.Is, not
+// kube-scheduler's internal text: kube-scheduler only logs such errors,
+// while embedders branch on them. docs/scheduling.md has the details.
 //
 // # Not managed
 //

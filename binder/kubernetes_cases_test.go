@@ -140,6 +140,9 @@ type kcmCase struct {
 	wantEvents []string
 	wantWrites int64
 	wantCalls  []string
+	// stepClock steps the fake clock until the operations end, for
+	// operations that wait between attempts.
+	stepClock bool
 }
 
 func runKCMCases(t *testing.T, cases []kcmCase) {
@@ -170,7 +173,9 @@ func runKCMCases(t *testing.T, cases []kcmCase) {
 			if err != nil {
 				t.Fatalf("sync %s: %v", tc.sync, err)
 			}
-			if err := b.WaitForOperations(e.ctx); err != nil {
+			if tc.stepClock {
+				e.driveOps(b)
+			} else if err := b.WaitForOperations(e.ctx); err != nil {
 				t.Fatalf("WaitForOperations: %v", err)
 			}
 			for vname, want := range tc.wantVolumes {

@@ -128,11 +128,12 @@ var (
 
 // createProvisioned creates the volume's object, retrying
 // CreateVolumeRetries times CreateVolumeInterval apart. AlreadyExists is a
-// success, as in Kubernetes: the name depends only on the claim's UID, so
-// the object is the one an earlier attempt (whose answer was lost) or run
-// created; it is read back when possible, and otherwise left for the
-// informer to deliver. After the last failure the object is read once to
-// learn whether some attempt was applied after all.
+// success, as in Kubernetes (which then records ProvisioningSucceeded): the
+// name depends only on the claim's UID, so the object is the one an
+// earlier attempt (whose answer was lost) or run created. It is read back
+// to be cached when possible, else left for the informer to deliver. After
+// the last failure the object is read once to learn whether some attempt
+// was applied after all.
 func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (createResult, error) {
 	pc := b.cfg.Provisioning
 	logger := klog.FromContext(ctx)
@@ -150,15 +151,15 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 			b.metrics.wrote(resourceVolumes, "create")
 			return createResult{volume: out, state: stateExists}, nil
 		case apierrors.IsAlreadyExists(err):
-			logger.V(3).Info("Provisioned volume already exists, reusing", "volumeName", pv.Name)
-			return b.readProvisioned(ctx, pv, claim, err)
+			logger.V(3).Info("Volume for claim already exists, reusing", "PVC", klog.KObj(claim), "volumeName", pv.Name)
+			return b.readExisting(ctx, pv, claim), nil
 		}
 		logger.V(3).Info("Failed to save provisioned volume", "volumeName", pv.Name, "PVC", klog.KObj(claim), "err", err)
 		if ctx.Err() != nil {
 			return createUnknown, err
 		}
 	}
-	res, rerr := b.readProvisioned(ctx, pv, claim, err)
+	res, rerr := b.readProvisioned(ctx, pv, claim)
 	switch {
 	case rerr == nil && res.state == stateExists:
 		logger.V(3).Info("Provisioned volume was created by a failed attempt, reusing", "volumeName", pv.Name)
@@ -169,28 +170,33 @@ func (b *Binder) createProvisioned(ctx context.Context, pv *v1.PersistentVolume,
 	return res, err
 }
 
-// readProvisioned reads the volume named like pv after its create failed
-// with createErr and tells whether the object is this claim's. A volume of
-// that name bound to another claim is an error; NotFound after
-// AlreadyExists (deleted meanwhile) is too.
-func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim, createErr error) (createResult, error) {
-	existed := apierrors.IsAlreadyExists(createErr)
+// readExisting reads the volume whose create answered AlreadyExists, to
+// cache it when it is this claim's. Whatever it finds, the create
+// succeeded: a read error or a volume that is not the claim's is logged,
+// and the claim's sync deals with what the informer delivers.
+func (b *Binder) readExisting(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) createResult {
+	existing, err := b.api.GetVolume(ctx, pv.Name)
+	switch {
+	case err != nil:
+		klog.FromContext(ctx).V(3).Info("Cannot read provisioned volume that exists; the informer will deliver it", "volumeName", pv.Name, "err", err)
+	case !provisionedFor(existing, claim):
+		klog.FromContext(ctx).V(2).Info("Provisioned volume's name is taken by a volume of another claim", "volumeName", pv.Name, "PVC", klog.KObj(claim))
+	default:
+		return createResult{volume: existing, state: stateExists}
+	}
+	return createResult{state: stateExists}
+}
+
+// readProvisioned reads the volume named like pv after every create
+// failed and tells whether the object is this claim's: NotFound, or a
+// volume of that name bound to another claim (an error), means none
+// refers to the storage; a failed read leaves it unknown.
+func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (createResult, error) {
 	existing, err := b.api.GetVolume(ctx, pv.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		if existed {
-			// Created, then deleted by someone else before we could
-			// read it: nothing refers to the storage any more.
-			return createAbsent, fmt.Errorf("volume %q was deleted right after it was created: %w", pv.Name, err)
-		}
 		return createAbsent, nil
 	case err != nil:
-		if existed {
-			// It exists, as AlreadyExists says: a success, whose object
-			// the informer delivers.
-			klog.FromContext(ctx).V(3).Info("Cannot read provisioned volume that exists; the informer will deliver it", "volumeName", pv.Name, "err", err)
-			return createResult{state: stateExists}, nil
-		}
 		return createUnknown, err
 	case !provisionedFor(existing, claim):
 		return createAbsent, fmt.Errorf("volume %q already exists and is not bound to claim %s", pv.Name, cache.ClaimKey(claim.Namespace, claim.Name))
@@ -198,20 +204,24 @@ func (b *Binder) readProvisioned(ctx context.Context, pv *v1.PersistentVolume, c
 	return createResult{volume: existing, state: stateExists}, nil
 }
 
-// errNoDeleter is the cleanup failure of a provisioner without a Deleter.
-var errNoDeleter = errors.New("no deleter for the provisioner")
+// errNoDeleter is the cleanup failure of a provisioner that cannot delete:
+// Kubernetes' text for a plugin that is not deletable.
+var errNoDeleter = errors.New("no deletable volume plugin matched")
 
 // deleteProvisioned deletes the storage of a provisioned volume whose
-// object could not be created, with the Provisioner itself when it is a
-// Deleter, or else with the Deleter registered under its name, retrying
-// like createProvisioned.
+// object could not be created, as Kubernetes does with the plugin that
+// provisioned it: the Provisioner itself when it is a Deleter, or else the
+// Deleter registered under its name (errNoDeleter when neither). Each of
+// up to CreateVolumeRetries attempts, CreateVolumeInterval apart, first
+// makes the volume's Deleter through a DeleterFactory's NewDeleter ("failed
+// to create deleter for volume ...") and then calls Delete.
 func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.StorageClass, p Provisioner, pv *v1.PersistentVolume) error {
 	d, ok := p.(Deleter)
 	if !ok && b.cfg.Reclaim != nil {
 		d = b.cfg.Reclaim.Deleters[class.Provisioner]
 	}
 	if d == nil {
-		return fmt.Errorf("%w %q", errNoDeleter, class.Provisioner)
+		return errNoDeleter
 	}
 	pc := b.cfg.Provisioning
 	var err error
@@ -224,11 +234,14 @@ func (b *Binder) deleteProvisioned(ctx context.Context, class *storagev1.Storage
 		if err = b.fenced(ctx); err != nil {
 			return err
 		}
-		start := b.cfg.Clock.Now()
-		err = d.Delete(ctx, pv)
-		b.kube.pluginCall(class.Provisioner, kubeOpPluginDelete, start, err)
-		if err == nil {
-			return nil
+		var vd Deleter
+		if vd, err = volumeDeleter(ctx, d, pv); err == nil {
+			start := b.cfg.Clock.Now()
+			err = vd.Delete(ctx, pv)
+			b.kube.pluginCall(class.Provisioner, kubeOpPluginDelete, start, err)
+			if err == nil {
+				return nil
+			}
 		}
 		klog.FromContext(ctx).V(3).Info("Failed to delete provisioned storage", "volumeName", pv.Name, "err", err)
 	}

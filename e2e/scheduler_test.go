@@ -47,6 +47,13 @@ func buildScheduler(t *testing.T) string {
 // printed when the test fails.
 func startProcess(t *testing.T, name, bin string, args ...string) {
 	t.Helper()
+	startProcessEnv(t, name, bin, nil, args...)
+}
+
+// startProcessEnv is startProcess with env added to the test's
+// environment.
+func startProcessEnv(t *testing.T, name, bin string, env []string, args ...string) {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -54,6 +61,9 @@ func startProcess(t *testing.T, name, bin string, args ...string) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -93,8 +103,9 @@ func tail(b []byte, n int) []byte {
 }
 
 // startScheduler runs volbind's kube-scheduler on the test cluster with
-// the in-tree VolumeBinding plugin replaced by VolbindVolumeBinding.
-func startScheduler(t *testing.T, bin string) {
+// the in-tree VolumeBinding plugin replaced by VolbindVolumeBinding; env
+// is added to its environment.
+func startScheduler(t *testing.T, bin string, env ...string) {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "scheduler.yaml")
 	conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
@@ -118,7 +129,7 @@ profiles:
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startProcess(t, "kube-scheduler", bin, "--config", cfg, "--secure-port", "0", "-v", "2")
+	startProcessEnv(t, "kube-scheduler", bin, env, "--config", cfg, "--secure-port", "0", "-v", "2")
 }
 
 // runTopologyProvisioner is the external provisioner of class (whose

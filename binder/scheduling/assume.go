@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
 
@@ -34,6 +35,7 @@ func (b *VolumeBinder) Assume(ctx context.Context, pod *v1.Pod, nodeName string,
 			klog.KObj(pod), nodeName, pv.Node.Name, ErrInvalidArgument)
 	}
 	logger := klog.FromContext(ctx)
+	b.catchUp()
 	if b.allBound(pod) {
 		logger.V(4).Info("All claims of the pod are bound", "pod", klog.KObj(pod), "node", nodeName)
 		return true, nil
@@ -97,11 +99,15 @@ func (b *VolumeBinder) Decision(pod *v1.Pod, node *v1.Node) (*PodVolumes, bool) 
 
 // Volume returns the latest (possibly assumed) version of a volume. It is
 // shared: do not mutate it.
-func (b *VolumeBinder) Volume(name string) (*v1.PersistentVolume, bool) { return b.pvs.Get(name) }
+func (b *VolumeBinder) Volume(name string) (*v1.PersistentVolume, bool) {
+	b.catchUp()
+	return b.pvs.Get(name)
+}
 
 // Claim returns the latest (possibly assumed) version of a claim. It is
 // shared: do not mutate it.
 func (b *VolumeBinder) Claim(namespace, name string) (*v1.PersistentVolumeClaim, bool) {
+	b.catchUp()
 	return b.pvcs.Get(cache.ClaimKey(namespace, name))
 }
 
@@ -129,8 +135,20 @@ func (b *VolumeBinder) restoreClaims(claims []*v1.PersistentVolumeClaim) {
 	}
 }
 
-// allBound reports whether every claim of the pod is bound in the cache.
+// allBound reports whether every claim of the pod is in the cache and
+// bound (a generic ephemeral volume's claim owned by the pod), as
+// kube-scheduler's arePodVolumesBound.
 func (b *VolumeBinder) allBound(pod *v1.Pod) bool {
-	claims, err := b.podClaims(pod)
-	return err == nil && len(claims.delayed) == 0 && len(claims.immediate) == 0
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		name, eph := volumeClaimName(pod, vol)
+		if name == "" {
+			continue
+		}
+		pvc, ok := b.pvcs.Get(cache.ClaimKey(pod.Namespace, name))
+		if !ok || !isFullyBound(pvc) || eph && ephemeral.VolumeIsForPod(pod, pvc) != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
 
@@ -90,7 +91,8 @@ func (b *VolumeBinder) waitBound(ctx context.Context, pod *v1.Pod, pv *PodVolume
 	for {
 		// Take the channel before checking, so no change is missed.
 		changed := b.changes.wait()
-		pending, err := b.checkBindings(pod, pv)
+		b.catchUp()
+		pending, err := b.checkBindings(ctx, pod, pv)
 		if err != nil {
 			return err
 		}
@@ -119,8 +121,9 @@ func (e errWaiting) Error() string { return string(e) }
 // Kubernetes' checkBindings does. It returns an error when a binding failed
 // for good, a *BindError describing the first incomplete binding while
 // waiting, and nil, nil when all are complete.
-func (b *VolumeBinder) checkBindings(pod *v1.Pod, pv *PodVolumes) (*BindError, error) {
+func (b *VolumeBinder) checkBindings(ctx context.Context, pod *v1.Pod, pv *PodVolumes) (*BindError, error) {
 	podKey, node := cache.Key(pod), pv.Node
+	csiNode := b.csiNode(ctx, node)
 	for _, bi := range pv.StaticBindings {
 		claimKey, name := cache.Key(bi.PVC), bi.PV.Name
 		fail := func(err error) error { return &BindError{Pod: podKey, Claim: claimKey, Volume: name, Err: err} }
@@ -135,8 +138,8 @@ func (b *VolumeBinder) checkBindings(pod *v1.Pod, pv *PodVolumes) (*BindError, e
 		if olderThan(apiPV, bi.PV.ResourceVersion) {
 			return &BindError{Pod: podKey, Claim: claimKey, Volume: name, Err: errWaiting("waiting for the pre-bound volume to be observed")}, nil
 		}
-		if fits, err := b.matcher.Matches(apiPV, node); err != nil || !fits {
-			return nil, fail(nodeConflict(node, err))
+		if err := b.fitsAfterBind(ctx, apiPV, csiNode, node); err != nil {
+			return nil, fail(err)
 		}
 		ref := apiPV.Spec.ClaimRef
 		if ref == nil || ref.UID == "" || ref.UID != bi.PVC.UID || ref.Name != bi.PVC.Name || ref.Namespace != bi.PVC.Namespace {
@@ -172,8 +175,8 @@ func (b *VolumeBinder) checkBindings(pod *v1.Pod, pv *PodVolumes) (*BindError, e
 				// The new volume may not have been observed yet.
 				return &BindError{Pod: podKey, Claim: claimKey, Volume: name, Err: errWaiting("waiting for the provisioned volume to be observed")}, nil
 			}
-			if fits, err := b.matcher.Matches(apiPV, node); err != nil || !fits {
-				return nil, &BindError{Pod: podKey, Claim: claimKey, Volume: name, Err: nodeConflict(node, err)}
+			if err := b.fitsAfterBind(ctx, apiPV, csiNode, node); err != nil {
+				return nil, &BindError{Pod: podKey, Claim: claimKey, Volume: name, Err: err}
 			}
 		}
 		if !isFullyBound(apiPVC) {
@@ -191,11 +194,18 @@ func olderThan(obj interface{ GetResourceVersion() string }, rv string) bool {
 	return err1 == nil && err2 == nil && have < want
 }
 
-// nodeConflict is the error of a volume that no longer fits node; err is
-// the placement's evaluation error, if any.
-func nodeConflict(node *v1.Node, err error) error {
-	if err != nil {
-		return fmt.Errorf("%w: node %q: %w", ErrNodeConflict, node.Name, err)
+// fitsAfterBind checks a bound volume's node affinity against the pod's
+// node as kube-scheduler's checkBindings does (translated to CSI where the
+// node's CSINode says its plugin is migrated): an error wrapping
+// ErrNodeConflict when it does not select the node, or the translation's
+// error.
+func (b *VolumeBinder) fitsAfterBind(ctx context.Context, pv *v1.PersistentVolume, csiNode *storagev1.CSINode, node *v1.Node) error {
+	mismatch, err := b.volumeFits(ctx, pv, csiNode, node)
+	switch {
+	case err != nil:
+		return err
+	case mismatch != nil:
+		return fmt.Errorf("%w: node %q: %w", ErrNodeConflict, node.Name, mismatch)
 	}
-	return fmt.Errorf("%w: the volume cannot be used from node %q", ErrNodeConflict, node.Name)
+	return nil
 }

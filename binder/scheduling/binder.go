@@ -3,16 +3,16 @@ package scheduling
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	csitrans "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/cache"
-	"github.com/volbind/volbind/zones"
 )
 
 // PodVolumes is what Find decided for one pod on one node: the claims to
@@ -48,10 +48,18 @@ type VolumeBinder struct {
 	pvs    *cache.Assume[*v1.PersistentVolume]
 	vindex *volumeIndex
 
-	pvcs    *cache.Assume[*v1.PersistentVolumeClaim]
-	matcher *zones.Matcher
+	pvcs *cache.Assume[*v1.PersistentVolumeClaim]
+	// affinity and csiAffinity hold the parsed node affinity of volumes
+	// as they are and as translated to CSI.
+	affinity, csiAffinity affinityCache
+	translator            translator
 	// decisions holds what Assume recorded per pod and node.
 	decisions *decisions
+
+	// followMu serialises FollowVolumes and FollowClaims; the followers
+	// are read without it.
+	followMu                      sync.Mutex
+	volumeFollower, claimFollower atomic.Pointer[follower]
 
 	// changes wakes the Binds waiting for the Binder.
 	changes notifier
@@ -87,8 +95,8 @@ func New(api API, classes storagelisters.StorageClassLister, cfg Config) (*Volum
 		pvcs: cache.NewAssume(cache.AssumeConfig[*v1.PersistentVolumeClaim]{
 			Description: "PersistentVolumeClaim", Logger: cfg.Logger,
 		}),
-		matcher:   zones.NewMatcher(),
-		decisions: newDecisions(),
+		translator: csitrans.New(),
+		decisions:  newDecisions(),
 	}, nil
 }
 
@@ -132,7 +140,8 @@ func (b *VolumeBinder) VolumeHandler() toolscache.ResourceEventHandler {
 				return
 			}
 			b.volumeEvent(name, func() { b.pvs.OnDelete(obj) })
-			b.matcher.Forget(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			b.affinity.forget(name)
+			b.csiAffinity.forget(name)
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -50,6 +51,30 @@ type Config struct {
 	// Capacity, when set, is asked whether a claim to provision fits the
 	// node's storage (reason NotEnoughSpace when not). Nil means no check.
 	Capacity CapacityChecker
+	// CSINodes reads the CSINode of a node (a client-go lister; only Get
+	// is called). A bound claim's volume of an in-tree plugin that the
+	// node's CSINode lists as migrated
+	// (storage.alpha.kubernetes.io/migrated-plugins) is translated to its
+	// CSI driver with k8s.io/csi-translation-lib before its node affinity
+	// is checked, as kube-scheduler does. Nil means no node has a CSINode:
+	// volumes are checked as they are.
+	CSINodes storagelisters.CSINodeLister
+	// VolumeZone also answers as kube-scheduler's VolumeZone plugin, which
+	// runs after VolumeBinding in the default profile: a node whose zone
+	// and region labels are not among those of a bound claim's volume
+	// (its topology.kubernetes.io/zone, .../region and the beta
+	// failure-domain labels) gets a VolumeZoneConflict reason when no
+	// other reason rejects it, and a claim bound to a volume that does not
+	// exist fails the pod with VolumeMissing. False (the default) checks
+	// only what VolumeBinding checks: node affinity.
+	VolumeZone bool
+	// ClassZoneParameters also refuses to provision a claim for a node
+	// outside the zone or zones parameter of the claim's StorageClass
+	// (keys in any case, as the in-tree provisioners read them), with
+	// reason ClassZoneConflict. Kubernetes' scheduler does not look at
+	// class parameters; the check spares a provisioning that a zonal
+	// provisioner honouring them would refuse. False by default.
+	ClassZoneParameters bool
 	// Logger receives the errors of informer events, which have no caller
 	// to return them to. The zero value means klog.Background().
 	Logger klog.Logger

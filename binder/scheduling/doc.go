@@ -6,12 +6,23 @@
 // SchedulerVolumeBinder, with the same results.
 //
 // A VolumeBinder is fed PersistentVolume and PersistentVolumeClaim events
-// (VolumeHandler, ClaimHandler) and reads StorageClasses from a lister. For
-// each pod the scheduler calls:
+// (VolumeHandler, ClaimHandler) or follows informers' stores
+// (FollowVolumes, FollowClaims: what a scheduler whose queue reacts to the
+// same informers needs), and reads StorageClasses, and optionally
+// CSINodes, from listers. For each pod the scheduler calls:
 //
-//   - Find(ctx, pod, node), in parallel for many nodes: bound claims' volumes
-//     must be usable from the node (zones.Matcher: zone labels and node
-//     affinity); unbound WaitForFirstConsumer claims get the smallest
+//   - Check(ctx, pod), once: the answer of VolumeBinding's PreFilter. A
+//     claim that is missing, Lost, being deleted or, for a generic
+//     ephemeral volume, not the pod's, and an unbound claim the Binder must
+//     bind first (Immediate binding, pre-bound by name, a class that does
+//     not exist) fail the pod on every node with a pod-level Reason whose
+//     Message is Kubernetes' text.
+//   - Find(ctx, pod, node), in parallel for many nodes: the answer of
+//     VolumeBinding's Filter (after Check's, which it repeats). Bound
+//     claims' volumes must exist and their required node affinity must
+//     select the node (translated to CSI with csi-translation-lib where
+//     the node's CSINode lists the volume's in-tree plugin as migrated);
+//     unbound WaitForFirstConsumer claims get the smallest
 //     matching available volume whose node affinity fits the node, never
 //     the same volume for two claims of the pod, from O(log N) indexes
 //     (internal/pvindex with kube-scheduler's search rules; available local
@@ -20,9 +31,12 @@
 //     the answers are those of FindMatchingVolume over all volumes of the
 //     class, listed by name); claims with no
 //     volume must be provisionable on the node (the class has a provisioner,
-//     its allowedTopologies and zone parameters admit the node's labels, and
-//     an optional CapacityChecker agrees). A node that does not fit gets
-//     typed Reasons whose Message is Kubernetes' text.
+//     its allowedTopologies admit the node's labels, and an optional
+//     CapacityChecker agrees). A node that does not fit gets
+//     typed Reasons whose Messages are Kubernetes' texts in its order.
+//     Config.VolumeZone adds the VolumeZone plugin's rule (zone labels of
+//     bound volumes) and Config.ClassZoneParameters a check of classes'
+//     zone/zones parameters, which kube-scheduler does not make.
 //   - Assume(ctx, pod, node, volumes), serially: the chosen volumes are
 //     assumed pre-bound to their claims (claimRef plus the
 //     pv.kubernetes.io/bound-by-controller annotation), claims to provision
@@ -37,6 +51,12 @@
 //     *BindError naming the claim and why.
 //   - Revert(pod, volumes) drops the assumptions of a pod that will not be
 //     bound (the scheduler's Unreserve).
+//
+// Every Reason stands for the framework status code
+// UnschedulableAndUnresolvable (Reason.Code); an error of Check or Find
+// for Error. The scheduler module's differential test compares Check and
+// Find, texts and codes included, with kube-scheduler v1.37.2's
+// VolumeBinding and VolumeZone plugins on random clusters.
 //
 // Metrics are those of kube-scheduler's volume binder, under the subsystem
 // scheduler_volume, registered on Config.Registerer only (nil: no metrics,

@@ -8,6 +8,8 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -144,4 +146,51 @@ func ExampleVolumeBinder_Bind() {
 	// Output:
 	// all bound before Bind: false <nil>
 	// claim data Bound to local-b
+}
+
+// Check answers once for the whole pod: a Lost claim fails the pod on
+// every node, with kube-scheduler's PreFilter text.
+func ExampleVolumeBinder_Check() {
+	ctx := context.Background()
+	srv, vb, stop := exampleWorld(ctx)
+	defer stop()
+	claim, _ := srv.GetClaim(ctx, "default", "data")
+	claim.Spec.VolumeName = "local-gone"
+	claim, _ = srv.UpdateClaim(ctx, claim)
+	claim.Status.Phase = v1.ClaimLost
+	if _, err := srv.UpdateClaimStatus(ctx, claim); err != nil {
+		panic(err)
+	}
+	reasons, err := vb.Check(ctx, examplePod())
+	fmt.Println(reasons[0].Kind, reasons[0].Code(), err)
+	fmt.Println(reasons[0].Message())
+	// Output:
+	// ClaimLost UnschedulableAndUnresolvable <nil>
+	// persistentvolumeclaim "data" bound to non-existent persistentvolume "local-gone"
+}
+
+// A scheduler whose queue retries pods on its own handlers of the same
+// informers makes the binder follow the informers' stores, so that a pod
+// retried for a new volume finds it.
+func ExampleVolumeBinder_FollowVolumes() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cs := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	vb, err := scheduling.New(binder.NewClientsetAPI(cs), factory.Storage().V1().StorageClasses().Lister(),
+		scheduling.Config{CSINodes: factory.Storage().V1().CSINodes().Lister()})
+	if err != nil {
+		panic(err)
+	}
+	volumes, err := vb.FollowVolumes(factory.Core().V1().PersistentVolumes().Informer())
+	if err != nil {
+		panic(err)
+	}
+	claims, err := vb.FollowClaims(factory.Core().V1().PersistentVolumeClaims().Informer())
+	if err != nil {
+		panic(err)
+	}
+	factory.Start(ctx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+	fmt.Println("synced:", toolscache.WaitForCacheSync(ctx.Done(), volumes.HasSynced, claims.HasSynced))
+	// Output: synced: true
 }

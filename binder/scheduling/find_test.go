@@ -47,6 +47,8 @@ func baseObjects() []runtime.Object {
 
 func TestFind(t *testing.T) {
 	t.Parallel()
+	noMode := class("no-mode", true, "example.com/csi")
+	noMode.VolumeBindingMode = nil
 	deleting := pvc("gone", "1Gi", "wffc")
 	deleting.DeletionTimestamp = &metav1.Time{}
 	deleting.Finalizers = []string{"kubernetes.io/pvc-protection"}
@@ -56,8 +58,12 @@ func TestFind(t *testing.T) {
 		pod      *v1.Pod
 		node     string
 		capacity scheduling.CapacityChecker
-		// want: reason kinds, bindings claim->volume, provisioned claims.
+		// volumeZone and classZones turn the Config's options on.
+		volumeZone, classZones bool
+		// want: reason kinds (and the messages, when set), bindings
+		// claim->volume, provisioned claims.
 		wantKinds      []scheduling.ReasonKind
+		wantMessages   []string
 		wantBindings   map[string]string
 		wantProvisions []string
 		wantErr        error
@@ -71,30 +77,72 @@ func TestFind(t *testing.T) {
 		pod:  pod("p", "c1"),
 		node: "node-a",
 	}, {
-		name:      "bound claim, volume in another zone",
-		objs:      []runtime.Object{boundPV(pv("pv1", "1Gi", "wffc", zones.ZoneLabel, "b"), "c1"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
-		pod:       pod("p", "c1"),
-		node:      "node-a",
-		wantKinds: []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict},
+		name:         "bound claim, volume in another zone",
+		objs:         []runtime.Object{boundPV(pv("pv1", "1Gi", "wffc", zones.ZoneLabel, "b"), "c1"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict},
+		wantMessages: []string{"node(s) didn't match PersistentVolume's node affinity"},
 	}, {
-		name: "bound claim, volume zone label only, checked by the zones matcher",
-		objs: []runtime.Object{func() *v1.PersistentVolume {
-			p := boundPV(pv("pv1", "1Gi", "wffc", "", ""), "c1")
-			p.Labels = map[string]string{zones.ZoneLabel: "b"}
-			return p
-		}(), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
-		pod:       pod("p", "c1"),
-		node:      "node-a",
-		wantKinds: []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict},
+		name: "bound claim, volume zone label only: VolumeBinding checks node affinity only",
+		objs: []runtime.Object{zoneLabelled(boundPV(pv("pv1", "1Gi", "wffc", "", ""), "c1"), "b"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
+		pod:  pod("p", "c1"),
+		node: "node-a",
 	}, {
-		name:      "bound claim, volume missing",
-		objs:      []runtime.Object{boundPVC(pvc("c1", "1Gi", "wffc"), "pv-missing")},
-		pod:       pod("p", "c1"),
-		node:      "node-a",
-		wantKinds: []scheduling.ReasonKind{scheduling.VolumeNotExist},
+		name:         "bound claim, volume zone label only, with the VolumeZone rule",
+		objs:         []runtime.Object{zoneLabelled(boundPV(pv("pv1", "1Gi", "wffc", "", ""), "c1"), "b"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		volumeZone:   true,
+		wantKinds:    []scheduling.ReasonKind{scheduling.VolumeZoneConflict},
+		wantMessages: []string{"node(s) had no available volume zone"},
 	}, {
-		name:      "unbound immediate claim",
-		objs:      []runtime.Object{pvc("c1", "1Gi", "imm")},
+		name:       "bound claim, multi-zone label admits the node, with the VolumeZone rule",
+		objs:       []runtime.Object{zoneLabelled(boundPV(pv("pv1", "1Gi", "wffc", "", ""), "c1"), "b__a"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
+		pod:        pod("p", "c1"),
+		node:       "node-a",
+		volumeZone: true,
+	}, {
+		name:       "bound claim, affinity conflict hides the VolumeZone rule",
+		objs:       []runtime.Object{zoneLabelled(boundPV(pv("pv1", "1Gi", "wffc", zones.ZoneLabel, "b"), "c1"), "b"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1")},
+		pod:        pod("p", "c1"),
+		node:       "node-a",
+		volumeZone: true,
+		wantKinds:  []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict},
+	}, {
+		name:         "bound claim, volume missing, with the VolumeZone rule: pod-level",
+		objs:         []runtime.Object{boundPVC(pvc("c1", "1Gi", "wffc"), "pv-missing")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		volumeZone:   true,
+		wantKinds:    []scheduling.ReasonKind{scheduling.VolumeMissing},
+		wantMessages: []string{`persistentvolume "pv-missing" not found`},
+	}, {
+		name:         "bound claim, volume missing",
+		objs:         []runtime.Object{boundPVC(pvc("c1", "1Gi", "wffc"), "pv-missing")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.VolumeNotExist},
+		wantMessages: []string{"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"},
+	}, {
+		name: "lost claim fails the pod, whatever comes after it",
+		objs: []runtime.Object{lost(pvc("c1", "1Gi", "wffc"), "pv-gone"), pvc("c2", "1Gi", "imm")},
+		pod:  pod("p", "c2", "c1"),
+		node: "node-a",
+		// The PreFilter checks every claim's existence and phase before
+		// it sorts them: Lost wins over the unbound immediate c2.
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClaimLost},
+		wantMessages: []string{`persistentvolumeclaim "c1" bound to non-existent persistentvolume "pv-gone"`},
+	}, {
+		name:         "unbound immediate claim",
+		objs:         []runtime.Object{pvc("c1", "1Gi", "imm")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.UnboundImmediateClaim},
+		wantMessages: []string{"pod has unbound immediate PersistentVolumeClaims"},
+	}, {
+		name:      "claim of a class that does not exist waits for the Binder",
+		objs:      []runtime.Object{pvc("c1", "1Gi", "later")},
 		pod:       pod("p", "c1"),
 		node:      "node-a",
 		wantKinds: []scheduling.ReasonKind{scheduling.UnboundImmediateClaim},
@@ -171,16 +219,25 @@ func TestFind(t *testing.T) {
 		node:      "node-b",
 		wantKinds: []scheduling.ReasonKind{scheduling.CannotProvision},
 	}, {
-		name:      "no volume, zone parameter excludes the node",
-		objs:      []runtime.Object{pvc("c1", "1Gi", "dyn-zone-b")},
-		pod:       pod("p", "c1"),
-		node:      "node-a",
-		wantKinds: []scheduling.ReasonKind{scheduling.CannotProvision},
+		name:           "no volume, zone parameter ignored as Kubernetes does",
+		objs:           []runtime.Object{pvc("c1", "1Gi", "dyn-zone-b")},
+		pod:            pod("p", "c1"),
+		node:           "node-a",
+		wantProvisions: []string{"c1"},
 	}, {
-		name:           "no volume, zone parameter admits the node",
+		name:         "no volume, zone parameter excludes the node with ClassZoneParameters",
+		objs:         []runtime.Object{pvc("c1", "1Gi", "dyn-zone-b")},
+		pod:          pod("p", "c1"),
+		node:         "node-a",
+		classZones:   true,
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClassZoneConflict},
+		wantMessages: []string{"node(s) not in the zones allowed by the StorageClass's zone or zones parameter"},
+	}, {
+		name:           "no volume, zone parameter admits the node with ClassZoneParameters",
 		objs:           []runtime.Object{pvc("c1", "1Gi", "dyn-zone-b")},
 		pod:            pod("p", "c1"),
 		node:           "node-b",
+		classZones:     true,
 		wantProvisions: []string{"c1"},
 	}, {
 		name: "no room to provision",
@@ -219,28 +276,58 @@ func TestFind(t *testing.T) {
 			boundPV(pv("pv1", "1Gi", "wffc", zones.ZoneLabel, "b"), "c1"), boundPVC(pvc("c1", "1Gi", "wffc"), "pv1"),
 			pvc("c2", "1Gi", "wffc"),
 		},
-		pod:       pod("p", "c1", "c2"),
-		node:      "node-a",
-		wantKinds: []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict, scheduling.NoMatchingVolume},
+		pod:          pod("p", "c1", "c2"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.VolumeNodeAffinityConflict, scheduling.NoMatchingVolume},
+		wantMessages: []string{"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available persistent volumes to bind"},
 	}, {
-		name:    "missing claim",
-		pod:     pod("p", "nope"),
-		node:    "node-a",
-		wantErr: scheduling.ErrClaimNotFound,
+		name:         "missing claim",
+		pod:          pod("p", "nope"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClaimMissing},
+		wantMessages: []string{`persistentvolumeclaim "nope" not found`},
 	}, {
-		name:    "claim being deleted",
-		objs:    []runtime.Object{deleting},
-		pod:     pod("p", "gone"),
+		name:         "missing claim of a generic ephemeral volume",
+		pod:          ephemeralPod("p", "scratch"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClaimMissing},
+		wantMessages: []string{`waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"`},
+	}, {
+		name:         "claim of a generic ephemeral volume created for another pod",
+		objs:         []runtime.Object{pvc("p-scratch", "1Gi", "dyn")},
+		pod:          ephemeralPod("p", "scratch"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClaimNotOwned},
+		wantMessages: []string{"PVC default/p-scratch was not created for pod default/p (pod is not owner)"},
+	}, {
+		name:         "claim being deleted",
+		objs:         []runtime.Object{deleting},
+		pod:          pod("p", "gone"),
+		node:         "node-a",
+		wantKinds:    []scheduling.ReasonKind{scheduling.ClaimDeleting},
+		wantMessages: []string{`persistentvolumeclaim "gone" is being deleted`},
+	}, {
+		name:    "class without volumeBindingMode: an error, as kube-scheduler's",
+		objs:    []runtime.Object{noMode, pvc("c1", "1Gi", "no-mode")},
+		pod:     pod("p", "c1"),
 		node:    "node-a",
-		wantErr: scheduling.ErrClaimDeleting,
+		wantErr: errAny,
+	}, {
+		name: "claim selected for this node, class without provisioner",
+		objs: []runtime.Object{annotate(pvc("c1", "1Gi", "wffc"), volume.AnnSelectedNode, "node-a")},
+		pod:  pod("p", "c1"),
+		node: "node-a",
+		// It found no volume, it was selected: CannotProvision.
+		wantKinds: []scheduling.ReasonKind{scheduling.CannotProvision},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, scheduling.Config{Capacity: tc.capacity}, append(baseObjects(), tc.objs...)...)
+			cfg := scheduling.Config{Capacity: tc.capacity, VolumeZone: tc.volumeZone, ClassZoneParameters: tc.classZones}
+			e := newEnv(t, cfg, append(baseObjects(), tc.objs...)...)
 			got, reasons, err := e.vb.Find(e.ctx, tc.pod, e.node(tc.node))
 			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) {
+				if err == nil || tc.wantErr != errAny && !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Find() error = %v, want %v", err, tc.wantErr)
 				}
 				return
@@ -258,6 +345,12 @@ func TestFind(t *testing.T) {
 			if diff := cmp.Diff(tc.wantKinds, kinds); diff != "" {
 				t.Errorf("reasons %v (-want +got):\n%s", reasons, diff)
 			}
+			if tc.wantMessages != nil {
+				if diff := cmp.Diff(tc.wantMessages, scheduling.Messages(reasons)); diff != "" {
+					t.Errorf("Messages(%v) (-want +got):\n%s", reasons, diff)
+				}
+			}
+			checkPodLevel(t, e, tc.pod, reasons)
 			if len(reasons) > 0 {
 				return
 			}
@@ -285,6 +378,34 @@ func TestFind(t *testing.T) {
 	}
 }
 
+// errAny stands for any error in TestFind's table.
+var errAny = errors.New("any error")
+
+// checkPodLevel checks that Check answers the pod-level reason among a
+// node's reasons, and nothing when there is none.
+func checkPodLevel(t *testing.T, e *env, p *v1.Pod, reasons []scheduling.Reason) {
+	t.Helper()
+	got, err := e.vb.Check(e.ctx, p)
+	if err != nil {
+		t.Fatalf("Check() error = %v", err)
+	}
+	var want []scheduling.Reason
+	if r, ok := scheduling.PodReason(reasons); ok {
+		want = []scheduling.Reason{r}
+		if len(reasons) != 1 {
+			t.Errorf("reasons %v: a pod-level reason comes alone", reasons)
+		}
+	}
+	if diff := cmp.Diff(scheduling.Messages(want), scheduling.Messages(got)); diff != "" {
+		t.Errorf("Check() = %v (-Find's pod-level reason +Check):\n%s", got, diff)
+	}
+	for _, r := range got {
+		if !r.Kind.PodLevel() || r.Code() != scheduling.CodeUnschedulableAndUnresolvable {
+			t.Errorf("Check() reason %v: PodLevel %v, code %v", r, r.Kind.PodLevel(), r.Code())
+		}
+	}
+}
+
 func TestFindNilArguments(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, scheduling.Config{}, baseObjects()...)
@@ -302,10 +423,11 @@ func TestMessages(t *testing.T) {
 		{Kind: scheduling.NoMatchingVolume}, {Kind: scheduling.VolumeNodeAffinityConflict},
 		{Kind: scheduling.CannotProvision}, {Kind: scheduling.NotEnoughSpace}, {Kind: scheduling.VolumeNotExist},
 	})
+	// kube-scheduler's order for one node, each text once.
 	want := []string{
-		"node(s) did not have enough free storage",
+		"node(s) didn't match PersistentVolume's node affinity",
 		"node(s) didn't find available persistent volumes to bind",
-		"node(s) had volume node affinity conflict",
+		"node(s) did not have enough free storage",
 		"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

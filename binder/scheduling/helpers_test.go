@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -248,3 +249,29 @@ var (
 	_ scheduling.API = binder.API(nil)
 	_ scheduling.API = (*binder.ClientsetAPI)(nil)
 )
+
+// zoneLabelled gives p the GA zone label value.
+func zoneLabelled(p *v1.PersistentVolume, value string) *v1.PersistentVolume {
+	metav1.SetMetaDataLabel(&p.ObjectMeta, zones.ZoneLabel, value)
+	return p
+}
+
+// lost returns c Lost, bound by name to the gone volume pvName.
+func lost(c *v1.PersistentVolumeClaim, pvName string) *v1.PersistentVolumeClaim {
+	c = boundPVC(c, pvName)
+	c.Status.Phase = v1.ClaimLost
+	return c
+}
+
+// ephemeralPod returns a pod with one generic ephemeral volume per name;
+// its claims are "<pod>-<volume>".
+func ephemeralPod(name string, volumes ...string) *v1.Pod {
+	p := pod(name)
+	p.UID = types.UID("uid-" + name)
+	for _, v := range volumes {
+		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: v, VolumeSource: v1.VolumeSource{
+			Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{}},
+		}})
+	}
+	return p
+}

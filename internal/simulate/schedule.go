@@ -26,8 +26,6 @@ const (
 	msgNoNodes = "no nodes available to schedule pods"
 	// msgNodeAffinity is the NodeAffinity plugin's ErrReasonPod.
 	msgNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
-	// msgUnboundImmediate is the VolumeBinding PreFilter's reason.
-	msgUnboundImmediate = "pod has unbound immediate PersistentVolumeClaims"
 	// msgSchedulingGated is kube-apiserver's PodScheduled condition
 	// message of a pod with scheduling gates, which kube-scheduler does
 	// not try.
@@ -110,7 +108,10 @@ func newPodScheduler(srv *bindertest.Server, queue []string) (*podScheduler, err
 		}
 	}
 	s := &podScheduler{srv: srv, podsOn: map[string]int{}, outcomes: map[string]string{}, findWorkers: max(1, runtime.GOMAXPROCS(0))}
-	vb, err := scheduling.New(&countingAPI{api: srv, sem: make(chan struct{}, 1)}, storagelisters.NewStorageClassLister(classes), scheduling.Config{})
+	// VolumeZone: kube-scheduler's default profile runs the VolumeZone
+	// plugin after VolumeBinding.
+	vb, err := scheduling.New(&countingAPI{api: srv, sem: make(chan struct{}, 1)}, storagelisters.NewStorageClassLister(classes),
+		scheduling.Config{VolumeZone: true})
 	if err != nil {
 		return nil, fmt.Errorf("simulate: scheduler: %w", err)
 	}
@@ -216,17 +217,22 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 		s.outcomes[key] = msgNoNodes
 		return nil, nil
 	}
-	if msg := s.preFilter(pod); msg != "" {
-		s.outcomes[key] = fitError(len(s.nodes), msg, nil)
+	podReasons, err := s.vb.Check(ctx, pod)
+	switch {
+	case err != nil:
+		s.outcomes[key] = fmt.Sprintf("running PreFilter plugin %q: %v", volumeBindingPlugin, err)
+		return nil, nil
+	case len(podReasons) > 0:
+		s.outcomes[key] = fitError(len(s.nodes), podReasons[0].Message(), nil)
 		return nil, nil
 	}
-	feasible, reasons, err := s.findNodes(ctx, pod)
+	feasible, reasons, podLevel, err := s.findNodes(ctx, pod)
 	switch {
 	case err != nil:
 		s.outcomes[key] = fmt.Sprintf("running %q filter plugin: %v", volumeBindingPlugin, err)
 		return nil, nil
-	case reasons[msgUnboundImmediate] > 0:
-		s.outcomes[key] = fitError(len(s.nodes), msgUnboundImmediate, nil)
+	case podLevel != "":
+		s.outcomes[key] = fitError(len(s.nodes), podLevel, nil)
 		return nil, nil
 	case len(feasible) == 0:
 		s.outcomes[key] = fitError(len(s.nodes), "", reasons)
@@ -252,42 +258,15 @@ func (s *podScheduler) scheduleOne(ctx context.Context, pod *v1.Pod) (*podBind, 
 	return s.startBind(ctx, pod, best.pv), nil
 }
 
-// preFilter checks the pod's claims as the VolumeBinding PreFilter does
-// and returns its message for a pod that cannot be scheduled at all.
-func (s *podScheduler) preFilter(pod *v1.Pod) string {
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		name := podClaimName(pod, vol)
-		if name == "" {
-			continue
-		}
-		pvc, ok := s.vb.Claim(pod.Namespace, name)
-		switch {
-		case !ok && vol.Ephemeral != nil:
-			return fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)
-		case !ok:
-			return fmt.Sprintf("persistentvolumeclaim %q not found", name)
-		case pvc.Status.Phase == v1.ClaimLost:
-			return fmt.Sprintf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", name, pvc.Spec.VolumeName)
-		case pvc.DeletionTimestamp != nil:
-			return fmt.Sprintf("persistentvolumeclaim %q is being deleted", name)
-		case vol.Ephemeral != nil:
-			if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
-				return err.Error()
-			}
-		}
-	}
-	return ""
-}
-
 // findNodes runs Find on the nodes that match the pod's required node
 // affinity, from s.next on, until kube-scheduler's number of feasible
 // nodes is found. It returns the feasible nodes in search order and, for
-// the others, the count of each reason. An error is a pod-level failure
-// (an ephemeral claim of another pod, a class that cannot be read). The
-// nodes still needed are checked in parallel, in windows, and the results
-// read in search order, so that the outcome does not depend on timing.
-func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate, map[string]int, error) {
+// the others, the count of each reason; or the message of a pod-level
+// reason (the pod's claims changed since Check). An error is one the pod
+// cannot be evaluated for (a class that cannot be read). The nodes still
+// needed are checked in parallel, in windows, and the results read in
+// search order, so that the outcome does not depend on timing.
+func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate, map[string]int, string, error) {
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	want := numFeasibleNodesToFind(len(s.nodes))
 	reasons := map[string]int{}
@@ -299,14 +278,15 @@ func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate,
 			searched++
 			switch {
 			case c.err != nil:
-				return nil, nil, c.err
+				return nil, nil, "", c.err
 			case !c.matches:
 				reasons[msgNodeAffinity]++
 			case len(c.reasons) == 0:
 				feasible = append(feasible, candidate{node: c.node, pv: c.pv})
-			case scheduling.HasKind(c.reasons, scheduling.UnboundImmediateClaim):
-				return nil, map[string]int{msgUnboundImmediate: 1}, nil
 			default:
+				if r, ok := scheduling.PodReason(c.reasons); ok {
+					return nil, nil, r.Message(), nil
+				}
 				for _, m := range scheduling.Messages(c.reasons) {
 					reasons[m]++
 				}
@@ -317,7 +297,7 @@ func (s *podScheduler) findNodes(ctx context.Context, pod *v1.Pod) ([]candidate,
 		}
 	}
 	s.next = (s.next + searched) % len(s.nodes)
-	return feasible, reasons, nil
+	return feasible, reasons, "", nil
 }
 
 // nodeCheck is the outcome of one node for a pod.

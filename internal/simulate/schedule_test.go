@@ -90,6 +90,39 @@ spec:
 `, name, name, zone)
 }
 
+// zoneLabelledPV is a 10Gi volume of class "zonal" placed in zone by its
+// legacy zone label only, without node affinity.
+func zoneLabelledPV(name, zone string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s, labels: {topology.kubernetes.io/zone: %s}}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: zonal
+  csi: {driver: disk.csi.example.com, volumeHandle: %s}
+`, name, zone, name)
+}
+
+// lostClaim is a claim of class "local" that is Lost: bound to volume
+// pvName, which does not exist.
+func lostClaim(name, pvName string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %s, namespace: default, annotations: {pv.kubernetes.io/bind-completed: "yes"}}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+  volumeName: %s
+status: {phase: Lost}
+`, name, pvName)
+}
+
 // claim is a 5Gi claim of class in namespace default.
 func claim(name, class string) string {
 	return fmt.Sprintf(`
@@ -171,12 +204,30 @@ func TestSimulateSchedulesPods(t *testing.T) {
 		manifest: schedClasses + schedNodes + zonalPV("disk-b", "zone-b") + claim("data", "zonal") + pod("web-0", "", "data"),
 		nodes:    map[string]string{"web-0": "node-b"},
 	}, {
+		name: "node selector against a bound volume's node affinity: VolumeBinding's v1.37.2 text",
+		manifest: schedClasses + schedNodes + zonalPV("disk-b", "zone-b") + claim("data", "zonal") +
+			pod("web-0", "", "data") + pod("web-1", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
+		nodes: map[string]string{"web-0": "node-b", "web-1": ""},
+		pending: map[string]string{"web-1": "0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, " +
+			"1 node(s) didn't match Pod's node affinity/selector."},
+	}, {
 		name: "node selector against the volume's node",
 		manifest: schedClasses + schedNodes + localPV("local-b", "node-b") + claim("data", "local") +
 			pod("web-0", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
 		nodes: map[string]string{"web-0": ""},
 		pending: map[string]string{"web-0": "0/2 nodes are available: 1 node(s) didn't find available persistent volumes to bind, " +
 			"1 node(s) didn't match Pod's node affinity/selector."},
+	}, {
+		name: "a bound volume's zone label pins the pod to its zone, as the VolumeZone plugin does",
+		manifest: schedClasses + schedNodes + zoneLabelledPV("disk-b", "zone-b") + claim("data", "zonal") +
+			pod("web-0", "", "data") + pod("web-1", "  nodeSelector: {kubernetes.io/hostname: node-a}\n", "data"),
+		nodes:   map[string]string{"web-0": "node-b", "web-1": ""},
+		pending: map[string]string{"web-1": "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had no available volume zone."},
+	}, {
+		name:     "lost claim",
+		manifest: schedClasses + schedNodes + lostClaim("data", "gone") + pod("web-0", "", "data"),
+		nodes:    map[string]string{"web-0": ""},
+		pending:  map[string]string{"web-0": `0/2 nodes are available: persistentvolumeclaim "data" bound to non-existent persistentvolume "gone".`},
 	}, {
 		name:     "missing claim",
 		manifest: schedClasses + schedNodes + pod("web-0", "", "nope"),
@@ -425,9 +476,9 @@ func TestFindNodesWindows(t *testing.T) {
 		s.findWorkers = workers
 		var names []string
 		for _, p := range objs.Pods {
-			feasible, reasons, err := s.findNodes(t.Context(), p)
-			if err != nil || len(reasons) != 0 || len(feasible) != want {
-				t.Fatalf("workers=%d: findNodes(%s) = %d feasible, %v, %v; want %d feasible", workers, p.Name, len(feasible), reasons, err, want)
+			feasible, reasons, podLevel, err := s.findNodes(t.Context(), p)
+			if err != nil || len(reasons) != 0 || podLevel != "" || len(feasible) != want {
+				t.Fatalf("workers=%d: findNodes(%s) = %d feasible, %v, %q, %v; want %d feasible", workers, p.Name, len(feasible), reasons, podLevel, err, want)
 			}
 			names = append(names, feasible[0].node.Name, feasible[want-1].node.Name)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/volbind/volbind/internal/schedgen"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,18 +21,18 @@ import (
 // driver that tracks capacity with one CSIStorageCapacity per node (as a
 // local-storage driver publishes them), and a pod with one claim of it to
 // provision.
-func benchCluster(nodes int) *cluster {
+func benchCluster(nodes int) *schedgen.Cluster {
 	const key = "topology.cap.csi.example.com/node"
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	c := &cluster{objects: []runtime.Object{
-		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "tracked", ResourceVersion: "1"}, Provisioner: capDriver, VolumeBindingMode: &wffc},
-		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: capDriver, ResourceVersion: "1"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}},
+	c := &schedgen.Cluster{Objects: []runtime.Object{
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "tracked", ResourceVersion: "1"}, Provisioner: schedgen.CapacityDriver, VolumeBindingMode: &wffc},
+		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: schedgen.CapacityDriver, ResourceVersion: "1"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}},
 	}}
 	for i := range nodes {
 		name := fmt.Sprintf("node-%05d", i)
-		c.nodes = append(c.nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1",
+		c.Nodes = append(c.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1",
 			Labels: map[string]string{v1.LabelHostname: name, key: name}}})
-		c.objects = append(c.objects, &storagev1.CSIStorageCapacity{
+		c.Objects = append(c.Objects, &storagev1.CSIStorageCapacity{
 			ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("csisc-%05d", i), Namespace: "kube-system", ResourceVersion: "1"},
 			StorageClassName: "tracked",
 			NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{key: name}},
@@ -39,7 +40,7 @@ func benchCluster(nodes int) *cluster {
 		})
 	}
 	claim := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: ns, ResourceVersion: "1", UID: "claim-uid"},
+		ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: schedgen.Namespace, ResourceVersion: "1", UID: "claim-uid"},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			StorageClassName: ptr.To("tracked"),
@@ -47,8 +48,8 @@ func benchCluster(nodes int) *cluster {
 		},
 		Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
 	}
-	c.objects = append(c.objects, claim)
-	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: ns, UID: "pod-uid", ResourceVersion: "1"},
+	c.Objects = append(c.Objects, claim)
+	c.Pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: schedgen.Namespace, UID: "pod-uid", ResourceVersion: "1"},
 		Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
 			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}}}}
 	return c
@@ -70,7 +71,7 @@ func BenchmarkFilterScore(b *testing.B) {
 				defer cancel()
 				s := newSide(ctx, b, c, p.build)
 				nodes := make([]fwk.NodeInfo, n)
-				for i, nd := range c.nodes {
+				for i, nd := range c.Nodes {
 					ni := framework.NewNodeInfo()
 					ni.SetNode(nd)
 					nodes[i] = ni
@@ -78,19 +79,19 @@ func BenchmarkFilterScore(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					cs := framework.NewCycleState()
-					if _, st := s.pl.PreFilter(ctx, cs, c.pod, nodes); !st.IsSuccess() {
+					if _, st := s.pl.PreFilter(ctx, cs, c.Pod, nodes); !st.IsSuccess() {
 						b.Fatalf("PreFilter: %v", st)
 					}
 					workqueue.ParallelizeUntil(ctx, 2, n, func(i int) {
-						if st := s.pl.Filter(ctx, cs, c.pod, nodes[i]); !st.IsSuccess() {
+						if st := s.pl.Filter(ctx, cs, c.Pod, nodes[i]); !st.IsSuccess() {
 							b.Errorf("Filter(%s): %v", nodes[i].Node().Name, st)
 						}
 					})
-					if st := s.pl.PreScore(ctx, cs, c.pod, nodes); !st.IsSuccess() {
+					if st := s.pl.PreScore(ctx, cs, c.Pod, nodes); !st.IsSuccess() {
 						b.Fatalf("PreScore: %v", st)
 					}
 					workqueue.ParallelizeUntil(ctx, 2, n, func(i int) {
-						if _, st := s.pl.Score(ctx, cs, c.pod, nodes[i]); !st.IsSuccess() {
+						if _, st := s.pl.Score(ctx, cs, c.Pod, nodes[i]); !st.IsSuccess() {
 							b.Errorf("Score(%s): %v", nodes[i].Node().Name, st)
 						}
 					})

@@ -10,19 +10,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/volbind/volbind/internal/schedgen"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumezone"
 )
 
 var (
@@ -30,64 +26,14 @@ var (
 	diffCases = flag.Int("diff.cases", 400, "number of TestDifferential cases (100 with -short)")
 )
 
-// plugin is every extension point both plugins implement.
-type plugin interface {
-	fwk.PreFilterPlugin
-	fwk.FilterPlugin
-	fwk.PreScorePlugin
-	fwk.ScorePlugin
-	fwk.ReservePlugin
-	fwk.PreBindPlugin
-}
-
-// side is one plugin on its own fake API server holding the case's objects.
-type side struct {
-	cs *fake.Clientset
-	pl plugin
-}
-
-func newSide(ctx context.Context, t testing.TB, c *cluster, build func(context.Context, fwk.Handle) (fwk.Plugin, error)) *side {
-	t.Helper()
-	objs := make([]runtime.Object, 0, len(c.objects)+len(c.nodes)+1)
-	for _, o := range c.objects {
-		objs = append(objs, o.DeepCopyObject())
-	}
-	for _, n := range c.nodes {
-		objs = append(objs, n.DeepCopy())
-	}
-	objs = append(objs, c.pod.DeepCopy())
-	cs := fake.NewClientset(objs...)
-	inf := informers.NewSharedInformerFactory(cs, 0)
-	fh, err := frameworkruntime.NewFramework(ctx, nil, nil,
-		frameworkruntime.WithClientSet(cs), frameworkruntime.WithInformerFactory(inf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := build(ctx, fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inf.Start(ctx.Done())
-	t.Cleanup(inf.Shutdown)
-	inf.WaitForCacheSync(ctx.Done())
-	return &side{cs: cs, pl: p.(plugin)}
-}
-
-func buildInTree(ctx context.Context, fh fwk.Handle) (fwk.Plugin, error) {
-	args := &config.VolumeBindingArgs{BindTimeoutSeconds: 600, Shape: []config.UtilizationShapePoint{
-		{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}}
-	return intree.New(ctx, args, fh, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
-}
-
-func buildOurs(ctx context.Context, fh fwk.Handle) (fwk.Plugin, error) {
-	return NewFactory(Config{}).New(ctx, nil, fh)
-}
-
 // statusText is what a status means to the scheduler: its code, and its
 // reasons unless it is an Error (whose texts name internals).
 func statusText(s *fwk.Status) string {
 	if s.IsSuccess() {
 		return "Success"
+	}
+	if s.IsSkip() {
+		return "Skip"
 	}
 	if s.Code() == fwk.Error {
 		return "Error"
@@ -102,23 +48,34 @@ type counts struct {
 	// scoredStatic and scoredCapacity count nonzero Scores of nodes that
 	// bind existing volumes and of nodes that only provision.
 	scoredStatic, scoredCapacity int
+	// library counts binder/scheduling's answers compared (Check and
+	// Find, plain and with the VolumeZone rule); migrated counts nodes
+	// whose CSINode lists the plugin of a bound in-tree volume of the pod.
+	library, migrated int
+	// texts counts the in-tree answers by text (pod-level texts with the
+	// names cut off).
+	texts map[string]int
 }
 
 // TestDifferential runs the in-tree VolumeBinding plugin and ours on the
-// same random clusters and requires equal PreFilter, Filter, PreScore,
-// Score, Reserve and PreBindPreFlight answers node by node, and equal
-// objects in the API after PreBind's writes. A failure names its seed;
-// replay it with -diff.seed=N -diff.cases=1.
+// same random clusters (internal/schedgen) and requires equal PreFilter,
+// Filter, PreScore, Score, Reserve and PreBindPreFlight answers node by
+// node, and equal objects in the API after PreBind's writes. It also asks
+// binder/scheduling itself (Check and Find, fed by informers as an
+// embedder wires it) and requires the in-tree answers, codes and texts,
+// of VolumeBinding and, with Config.VolumeZone, of VolumeBinding followed
+// by VolumeZone. A failure names its seed; replay it with -diff.seed=N
+// -diff.cases=1.
 func TestDifferential(t *testing.T) {
 	n := *diffCases
 	if testing.Short() && n > 100 {
 		n = 100
 	}
-	var total counts
+	total := counts{texts: map[string]int{}}
 	for i := range n {
 		seed := *diffSeed + uint64(i)
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			c := genCluster(seed)
+			c := schedgen.Generate(seed)
 			got := diffCase(t, c)
 			if t.Failed() {
 				t.Logf("replay: go test -run TestDifferential ./volumebinding -diff.seed=%d -diff.cases=1", seed)
@@ -126,10 +83,22 @@ func TestDifferential(t *testing.T) {
 			total.add(got)
 		})
 	}
+	t.Logf("%d cases, %d library answers compared, 0 differences unless reported above", total.cases, total.library)
 	t.Logf("%+v", total)
-	if n >= 100 && slices.Contains([]int{total.prefilterRejects, total.narrowed, total.fits, total.rejects,
-		total.reserves, total.prebinds, total.writes, total.scoredStatic, total.scoredCapacity}, 0) {
+	if n < 100 {
+		return
+	}
+	if slices.Contains([]int{total.prefilterRejects, total.narrowed, total.fits, total.rejects,
+		total.reserves, total.prebinds, total.writes, total.scoredStatic, total.scoredCapacity, total.migrated}, 0) {
 		t.Errorf("the generator no longer covers every outcome: %+v", total)
+	}
+	for _, text := range []string{string(intree.ErrReasonNodeConflict), string(intree.ErrReasonBindConflict),
+		intree.ErrReasonNotEnoughSpace, intree.ErrReasonPVNotExist, volumezone.ErrReasonConflict,
+		"pod has unbound immediate PersistentVolumeClaims", "bound to non-existent persistentvolume",
+		"is being deleted", "not found", "Error"} {
+		if total.texts[text] == 0 {
+			t.Errorf("no in-tree answer %q in %d cases: %v", text, n, total.texts)
+		}
 	}
 }
 
@@ -144,6 +113,11 @@ func (c *counts) add(o counts) {
 	c.reserves += o.reserves
 	c.prebinds += o.prebinds
 	c.writes += o.writes
+	c.library += o.library
+	c.migrated += o.migrated
+	for k, v := range o.texts {
+		c.texts[k] += v
+	}
 }
 
 // countScore counts a nonzero score by the kind of decision it rates.
@@ -163,26 +137,51 @@ func (c *counts) countScore(t *testing.T, cs fwk.CycleState, node string, score 
 	}
 }
 
-func diffCase(t *testing.T, c *cluster) (cnt counts) {
-	cnt.cases = 1
+// countTexts counts an in-tree answer's texts, pod-level ones by the
+// part that does not name objects.
+func (c *counts) countTexts(s *fwk.Status) {
+	if s.IsSuccess() || s.IsSkip() {
+		return
+	}
+	if s.Code() == fwk.Error {
+		c.texts["Error"]++
+		return
+	}
+	for _, r := range s.Reasons() {
+		for _, part := range []string{"bound to non-existent persistentvolume", "is being deleted", "not found",
+			"was not created for pod", "waiting for ephemeral volume controller"} {
+			if strings.Contains(r, part) {
+				r = part
+			}
+		}
+		c.texts[r]++
+	}
+}
+
+func diffCase(t *testing.T, c *schedgen.Cluster) counts {
+	cnt := counts{cases: 1, texts: map[string]int{}, migrated: migratedNodes(c)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in, ours := newSide(ctx, t, c, buildInTree), newSide(ctx, t, c, buildOurs)
-	nodes := make([]fwk.NodeInfo, len(c.nodes))
-	for i, n := range c.nodes {
+	in, ours, lib := newInTreeSide(ctx, t, c), newSide(ctx, t, c, buildOurs), newLibSide(ctx, t, c)
+	nodes := make([]fwk.NodeInfo, len(c.Nodes))
+	for i, n := range c.Nodes {
 		ni := framework.NewNodeInfo()
 		ni.SetNode(n)
 		nodes[i] = ni
 	}
 	inState, ourState := framework.NewCycleState(), framework.NewCycleState()
 
-	_, inSt := in.pl.PreFilter(ctx, inState, c.pod, nodes)
-	ourRes, ourSt := ours.pl.PreFilter(ctx, ourState, c.pod, nodes)
+	_, inSt := in.pl.PreFilter(ctx, inState, c.Pod, nodes)
+	ourRes, ourSt := ours.pl.PreFilter(ctx, ourState, c.Pod, nodes)
+	cnt.countTexts(inSt)
 	if a, b := statusText(inSt), statusText(ourSt); a != b {
 		t.Fatalf("PreFilter: in-tree %q, ours %q (%v / %v)", a, b, inSt, ourSt)
 	}
+	zoned := newZonedAnswers(ctx, t, in, c.Pod, inSt)
+	cnt.library += lib.comparePod(ctx, t, c.Pod, inSt, zoned.pod)
 	if !inSt.IsSuccess() {
 		cnt.prefilterRejects++
+		cnt.library += lib.compareNodes(ctx, t, c.Pod, nodes, func(fwk.NodeInfo) (*fwk.Status, *fwk.Status) { return inSt, zoned.pod })
 		return cnt
 	}
 	if !ourRes.AllNodes() {
@@ -190,16 +189,19 @@ func diffCase(t *testing.T, c *cluster) (cnt counts) {
 	}
 
 	var feasible []fwk.NodeInfo
+	inFilter := map[string]*fwk.Status{}
 	for _, ni := range nodes {
 		name := ni.Node().Name
-		inF := in.pl.Filter(ctx, inState, c.pod, ni)
+		inF := in.pl.Filter(ctx, inState, c.Pod, ni)
+		inFilter[name] = inF
+		cnt.countTexts(inF)
 		if !ourRes.AllNodes() && !ourRes.NodeNames.Has(name) {
 			if inF.IsSuccess() {
 				t.Errorf("PreFilter left out node %s, which the in-tree Filter admits", name)
 			}
 			continue
 		}
-		ourF := ours.pl.Filter(ctx, ourState, c.pod, ni)
+		ourF := ours.pl.Filter(ctx, ourState, c.Pod, ni)
 		if a, b := statusText(inF), statusText(ourF); a != b {
 			t.Errorf("Filter(%s): in-tree %q, ours %q", name, a, b)
 		}
@@ -210,18 +212,29 @@ func diffCase(t *testing.T, c *cluster) (cnt counts) {
 			cnt.rejects++
 		}
 	}
+	cnt.library += lib.compareNodes(ctx, t, c.Pod, nodes, func(ni fwk.NodeInfo) (*fwk.Status, *fwk.Status) {
+		f := inFilter[ni.Node().Name]
+		return f, zoned.filter(ctx, ni, f, &cnt)
+	})
 	if t.Failed() || len(feasible) == 0 {
 		return cnt
 	}
+	comparePlugins(ctx, t, c, in, ours, inState, ourState, feasible, &cnt)
+	return cnt
+}
 
-	inPS, ourPS := in.pl.PreScore(ctx, inState, c.pod, feasible), ours.pl.PreScore(ctx, ourState, c.pod, feasible)
+// comparePlugins compares the extension points after Filter on the
+// feasible nodes: PreScore, Score, Reserve, PreBindPreFlight and the API
+// objects after PreBind's writes.
+func comparePlugins(ctx context.Context, t *testing.T, c *schedgen.Cluster, in, ours *side, inState, ourState fwk.CycleState, feasible []fwk.NodeInfo, cnt *counts) {
+	inPS, ourPS := in.pl.PreScore(ctx, inState, c.Pod, feasible), ours.pl.PreScore(ctx, ourState, c.Pod, feasible)
 	if a, b := statusText(inPS), statusText(ourPS); a != b {
 		t.Errorf("PreScore: in-tree %q, ours %q", a, b)
 	}
 	if inPS.IsSuccess() {
 		for _, ni := range feasible {
-			a, sa := in.pl.Score(ctx, inState, c.pod, ni)
-			b, sb := ours.pl.Score(ctx, ourState, c.pod, ni)
+			a, sa := in.pl.Score(ctx, inState, c.Pod, ni)
+			b, sb := ours.pl.Score(ctx, ourState, c.Pod, ni)
 			if a != b || statusText(sa) != statusText(sb) {
 				t.Errorf("Score(%s): in-tree %d %q, ours %d %q", ni.Node().Name, a, statusText(sa), b, statusText(sb))
 			}
@@ -230,17 +243,17 @@ func diffCase(t *testing.T, c *cluster) (cnt counts) {
 	}
 
 	node := feasible[0].Node().Name
-	inR, ourR := in.pl.Reserve(ctx, inState, c.pod, node), ours.pl.Reserve(ctx, ourState, c.pod, node)
+	inR, ourR := in.pl.Reserve(ctx, inState, c.Pod, node), ours.pl.Reserve(ctx, ourState, c.Pod, node)
 	if a, b := statusText(inR), statusText(ourR); a != b {
 		t.Fatalf("Reserve(%s): in-tree %q, ours %q", node, a, b)
 	}
 	cnt.reserves++
-	inPF, ourPF := preflight(ctx, in.pl, inState, c.pod, node), preflight(ctx, ours.pl, ourState, c.pod, node)
+	inPF, ourPF := preflight(ctx, in.pl, inState, c.Pod, node), preflight(ctx, ours.pl, ourState, c.Pod, node)
 	if a, b := statusText(inPF), statusText(ourPF); a != b {
 		t.Fatalf("PreBindPreFlight(%s): in-tree %q, ours %q", node, a, b)
 	}
 	if !inPF.IsSuccess() {
-		return cnt
+		return
 	}
 	cnt.prebinds++
 	s, err := readState(ourState)
@@ -249,13 +262,12 @@ func diffCase(t *testing.T, c *cluster) (cnt counts) {
 	}
 	want := len(s.byNode[node].StaticBindings) + len(s.byNode[node].DynamicProvisions)
 	cnt.writes += want
-	inW, ourW := prebindWrites(ctx, t, in, inState, c.pod, node, want), prebindWrites(ctx, t, ours, ourState, c.pod, node, want)
+	inW, ourW := prebindWrites(ctx, t, in, inState, c.Pod, node, want), prebindWrites(ctx, t, ours, ourState, c.Pod, node, want)
 	if d := cmp.Diff(inW, ourW); d != "" {
 		t.Errorf("API objects after PreBind on %s (-in-tree +ours):\n%s", node, d)
 	}
-	in.pl.Unreserve(ctx, inState, c.pod, node)
-	ours.pl.Unreserve(ctx, ourState, c.pod, node)
-	return cnt
+	in.pl.Unreserve(ctx, inState, c.Pod, node)
+	ours.pl.Unreserve(ctx, ourState, c.Pod, node)
 }
 
 func preflight(ctx context.Context, pl plugin, cs fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
@@ -303,7 +315,7 @@ func apiObjects(t *testing.T, cs *fake.Clientset) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pvcs, err := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	pvcs, err := cs.CoreV1().PersistentVolumeClaims(schedgen.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -79,7 +78,6 @@ func NewFactory(cfg Config) *Factory {
 type Plugin struct {
 	binder   *scheduling.VolumeBinder
 	capacity *scheduling.StorageCapacity
-	pvcs     corelisters.PersistentVolumeClaimLister
 	classes  storagelisters.StorageClassLister
 	// scorer is nil when StorageCapacityScoring is off: no scoring.
 	scorer scorer
@@ -121,7 +119,6 @@ func (f *Factory) New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fw
 	pl := &Plugin{
 		binder:     s.binder,
 		capacity:   s.capacity,
-		pvcs:       inf.Core().V1().PersistentVolumeClaims().Lister(),
 		classes:    inf.Storage().V1().StorageClasses().Lister(),
 		resizeSkip: fts.EnableInPlacePodVerticalScalingSchedulerPreemption,
 		synced:     s.synced,
@@ -165,18 +162,22 @@ func (f *Factory) sharedFor(ctx context.Context, h fwk.Handle, a args) (*shared,
 			Registerer:  reg,
 			BindTimeout: a.bindTimeout,
 			Capacity:    capacity,
+			CSINodes:    inf.Storage().V1().CSINodes().Lister(),
 			Logger:      klog.FromContext(ctx).WithName(Name),
 		})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	pvReg, err := inf.Core().V1().PersistentVolumes().Informer().AddEventHandler(b.VolumeHandler())
+	// The scheduling queue retries a pod when its own handlers on these
+	// informers see a change: the binder must have the change by then,
+	// so it follows the informers' stores rather than handler events.
+	pvReg, err := b.FollowVolumes(inf.Core().V1().PersistentVolumes().Informer())
 	if err != nil {
-		return nil, fmt.Errorf("%s: PersistentVolume handler: %w", Name, err)
+		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	pvcReg, err := inf.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(b.ClaimHandler())
+	pvcReg, err := b.FollowClaims(inf.Core().V1().PersistentVolumeClaims().Informer())
 	if err != nil {
-		return nil, fmt.Errorf("%s: PersistentVolumeClaim handler: %w", Name, err)
+		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	// Informers the plugin reads through listers must exist before the
 	// scheduler starts the factory.

@@ -2,12 +2,10 @@ package volumebinding
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/resource"
 	"k8s.io/component-helpers/storage/ephemeral"
@@ -18,10 +16,6 @@ import (
 )
 
 const stateKey fwk.StateKey = Name
-
-// msgUnboundImmediate is the in-tree PreFilter's reason for a pod whose
-// claims the volume controller must bind first.
-const msgUnboundImmediate = "pod has unbound immediate PersistentVolumeClaims"
 
 // state is the pod's scheduling cycle: written by PreFilter, filled by
 // Filter for many nodes in parallel, read by the later extension points.
@@ -54,9 +48,9 @@ func readState(cs fwk.CycleState) (*state, error) {
 }
 
 // PreFilter skips a pod without claims, rejects a pod whose claims cannot
-// be scheduled now (UnschedulableAndUnresolvable, with the in-tree texts),
-// and narrows the nodes to those whose hostname a bound claim's local
-// volume names.
+// be scheduled now with binder/scheduling's pod-level answer (Check: the
+// in-tree texts, UnschedulableAndUnresolvable), and narrows the nodes to
+// those whose hostname a bound claim's local volume names.
 func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if pl.resizeSkip && isResizeDeferred(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -64,115 +58,62 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if err := pl.synced.wait(ctx); err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	has, err := pl.podHasClaims(pod)
-	if err != nil {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
-	}
-	if !has {
+	if !hasClaims(pod) {
 		cs.Write(stateKey, &state{})
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	bound, immediate, err := pl.sortClaims(pod)
+	reasons, err := pl.binder.Check(ctx, pod)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	if immediate {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msgUnboundImmediate)
+	if len(reasons) > 0 {
+		return nil, reasonsStatus(reasons)
 	}
 	cs.Write(stateKey, &state{byNode: map[string]*scheduling.PodVolumes{}})
-	return pl.narrow(bound, nodes), nil
+	return pl.narrow(pod, nodes), nil
 }
 
 // PreFilterExtensions returns nil: other pods do not change this plugin's
 // answer.
 func (pl *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// podHasClaims reports whether the pod uses claims, and fails as the
-// in-tree plugin does for a claim that is missing, lost, being deleted, or
-// an ephemeral claim not owned by the pod.
-func (pl *Plugin) podHasClaims(pod *v1.Pod) (bool, error) {
-	has := false
+// hasClaims reports whether the pod uses claims (persistentVolumeClaim or
+// generic ephemeral volumes).
+func hasClaims(pod *v1.Pod) bool {
 	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		name, eph := claimName(pod, vol)
-		if name == "" {
-			continue
-		}
-		has = true
-		pvc, err := pl.pvcs.PersistentVolumeClaims(pod.Namespace).Get(name)
-		if err != nil {
-			if eph && apierrors.IsNotFound(err) {
-				return true, fmt.Errorf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)
-			}
-			return true, err
-		}
-		if pvc.Status.Phase == v1.ClaimLost {
-			return true, fmt.Errorf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", pvc.Name, pvc.Spec.VolumeName)
-		}
-		if pvc.DeletionTimestamp != nil {
-			return true, fmt.Errorf("persistentvolumeclaim %q is being deleted", pvc.Name)
-		}
-		if eph {
-			if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
-				return true, err
-			}
+		if vol := &pod.Spec.Volumes[i]; vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil {
+			return true
 		}
 	}
-	return has, nil
+	return false
 }
 
-// claimName returns the claim a volume uses, "" for none, and whether it
-// is a generic ephemeral volume's claim.
-func claimName(pod *v1.Pod, vol *v1.Volume) (string, bool) {
-	switch {
-	case vol.PersistentVolumeClaim != nil:
-		return vol.PersistentVolumeClaim.ClaimName, false
-	case vol.Ephemeral != nil:
-		return ephemeral.VolumeClaimName(pod, vol), true
-	}
-	return "", false
+// reasonsStatus is the framework status of binder/scheduling's reasons:
+// UnschedulableAndUnresolvable (every Reason's Code) with their texts in
+// the in-tree order.
+func reasonsStatus(reasons []scheduling.Reason) *fwk.Status {
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, scheduling.Messages(reasons)...)
 }
 
-// errClaimGone reports a claim that left the binder's cache between the
-// lister's answer and ours.
-var errClaimGone = errors.New("persistentvolumeclaim not found")
-
-// sortClaims reads the pod's claims from the binder's (possibly assumed)
-// cache and returns the bound ones, and whether one is unbound and not
-// WaitForFirstConsumer (or pre-bound by name), as the in-tree
-// GetPodVolumeClaims sorts them.
-func (pl *Plugin) sortClaims(pod *v1.Pod) (bound []*v1.PersistentVolumeClaim, immediate bool, err error) {
+// narrow returns the nodes a pod can only run on because a bound claim's
+// volume requires one of a set of kubernetes.io/hostname values in every
+// node affinity term; nil (all nodes) when no bound volume is pinned so.
+// Nodes outside the set would fail Filter with a node affinity conflict
+// (translation to CSI rewrites only zone and region keys).
+func (pl *Plugin) narrow(pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.PreFilterResult {
+	var hosts sets.Set[string]
 	for i := range pod.Spec.Volumes {
 		name, _ := claimName(pod, &pod.Spec.Volumes[i])
 		if name == "" {
 			continue
 		}
 		pvc, ok := pl.binder.Claim(pod.Namespace, name)
-		if !ok {
-			return nil, false, fmt.Errorf("%w: %s/%s", errClaimGone, pod.Namespace, name)
-		}
-		if _, done := pvc.Annotations[volume.AnnBindCompleted]; done && pvc.Spec.VolumeName != "" {
-			bound = append(bound, pvc)
+		if !ok || pvc.Spec.VolumeName == "" {
 			continue
 		}
-		delay, err := volume.IsDelayBindingMode(pvc, pl.classes)
-		if err != nil {
-			return nil, false, err
+		if _, bound := pvc.Annotations[volume.AnnBindCompleted]; !bound {
+			continue
 		}
-		if !delay || pvc.Spec.VolumeName != "" {
-			immediate = true
-		}
-	}
-	return bound, immediate, nil
-}
-
-// narrow returns the nodes a pod can only run on because a bound claim's
-// volume requires one of a set of kubernetes.io/hostname values in every
-// node affinity term; nil (all nodes) when no bound volume is pinned so.
-// Nodes outside the set would fail Filter with a node affinity conflict.
-func (pl *Plugin) narrow(bound []*v1.PersistentVolumeClaim, nodes []fwk.NodeInfo) *fwk.PreFilterResult {
-	var hosts sets.Set[string]
-	for _, pvc := range bound {
 		pv, ok := pl.binder.Volume(pvc.Spec.VolumeName)
 		if !ok {
 			continue
@@ -198,6 +139,18 @@ func (pl *Plugin) narrow(bound []*v1.PersistentVolumeClaim, nodes []fwk.NodeInfo
 		}
 	}
 	return &fwk.PreFilterResult{NodeNames: names}
+}
+
+// claimName returns the claim a volume uses, "" for none, and whether it
+// is a generic ephemeral volume's claim.
+func claimName(pod *v1.Pod, vol *v1.Volume) (string, bool) {
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		return vol.PersistentVolumeClaim.ClaimName, false
+	case vol.Ephemeral != nil:
+		return ephemeral.VolumeClaimName(pod, vol), true
+	}
+	return "", false
 }
 
 // pinnedHosts returns the hostnames pv's required node affinity admits when
