@@ -67,10 +67,16 @@ func bindObjects(n int) []runtime.Object {
 // Pending) and the Binder runs with AvailableDelay, so claims take them
 // without the Available write first.
 func BenchmarkBinderBindAll(b *testing.B) {
-	for _, n := range []int{1_000, 10_000} {
+	for _, n := range []int{1_000, 10_000, 100_000} {
 		objs := bindObjects(n)
 		fresh := pendingVolumes(objs)
-		for _, workers := range []int{1, 2, 8, 32} {
+		workerCounts := []int{1, 2, 8, 32}
+		if n > 10_000 {
+			// The size at which per-binding cost must stay flat; one
+			// run takes seconds, so only Kubernetes' one worker each.
+			workerCounts = workerCounts[:1]
+		}
+		for _, workers := range workerCounts {
 			b.Run(fmt.Sprintf("claims=%d/workers=%d", n, workers), func(b *testing.B) {
 				benchmarkBindAll(b, objs, n, binder.Config{ClaimWorkers: workers, VolumeWorkers: workers})
 			})
