@@ -389,15 +389,17 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 // s.mu, which they hold only to commit.
 func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool, now metav1.Time) (object, error) {
 	var next object
+	var shared bool
+	sh := sharer{&s.intern}
 	if status {
-		next = withStatus(old, in)
+		next, shared = withStatus(old, in, sh)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
 		if err := validateStatusUpdate(kind, next, old, metaRuleFor(next, old, unvalidated, &s.annotationKeys)); err != nil {
 			return nil, err
 		}
 	} else {
-		next = withMetaAndSpec(in, old)
+		next, shared = withMetaAndSpec(in, old, sh)
 		if !kind.namespaced() {
 			next.SetNamespace("")
 		}
@@ -411,11 +413,13 @@ func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool
 	if unchanged(next, old, status) {
 		return old, nil
 	}
-	parts := internMetaSpec
-	if status {
-		parts = internStatus
+	if !shared {
+		parts := internMetaSpec
+		if status {
+			parts = internStatus
+		}
+		s.share(next, parts)
 	}
-	s.share(next, parts)
 	return next, nil
 }
 

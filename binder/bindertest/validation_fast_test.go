@@ -114,7 +114,7 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 			old := s.objs[tc.kind][tc.key]
 			in := deepCopy(old)
 			tc.edit(in)
-			next := withMetaAndSpec(in, old)
+			next, _ := withMetaAndSpec(in, old, sharer{&s.intern})
 			applyDefaults(next)
 			keepSystemFields(next, old)
 

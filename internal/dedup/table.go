@@ -52,10 +52,7 @@ type Table struct {
 func (t *Table) Share(obj runtime.Object, parts Parts) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.in.resources == nil {
-		t.in = newInterner()
-	}
-	t.in.object(obj, parts)
+	t.interner().object(obj, parts)
 }
 
 // interner is a Table's state.
@@ -137,15 +134,28 @@ func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// resourceList returns the shared ResourceList equal to l.
+// resourceList returns the shared ResourceList equal to l, which becomes
+// the shared one when there is none.
 func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
+	return in.resourceListOf(l, true)
+}
+
+// resourceListOf returns the shared ResourceList equal to l. When there is
+// none, l (own) or a deep copy of l becomes the shared one.
+func (in *interner) resourceListOf(l v1.ResourceList, own bool) v1.ResourceList {
 	if len(l) == 0 || len(l) > maxInternedEntries {
-		return l
+		if own {
+			return l
+		}
+		return cloneResources(l)
 	}
 	// String caches its result in the copy q, not in l.
 	in.key = appendSorted(in.key[:0], l, func(q resource.Quantity) string { return q.String() })
 	if shared, ok := in.resources[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		l = l.DeepCopy()
 	}
 	// The first of its content: it becomes the shared one. Caching each
 	// quantity's string (its wire form) spares the copies clients make of
@@ -158,24 +168,44 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	return l
 }
 
-// stringMap returns the shared map equal to m.
-func (in *interner) stringMap(m map[string]string) map[string]string {
+// stringMap returns the shared map equal to m, which becomes the shared
+// one when there is none.
+func (in *interner) stringMap(m map[string]string) map[string]string { return in.stringMapOf(m, true) }
+
+// stringMapOf returns the shared map equal to m. When there is none, m
+// (own) or a copy of m becomes the shared one.
+func (in *interner) stringMapOf(m map[string]string, own bool) map[string]string {
 	if len(m) == 0 || len(m) > maxInternedEntries {
-		return m
+		if own {
+			return m
+		}
+		return cloneStrings(m)
 	}
 	in.key = appendSorted(in.key[:0], m, func(v string) string { return v })
 	if shared, ok := in.strings[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		m = cloneStrings(m)
 	}
 	in.strings[string(in.key)] = m
 	return m
 }
 
 // accessModes returns the shared list equal to modes (same modes in the
-// same order).
+// same order), which becomes the shared one when there is none.
 func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	return in.accessModesOf(modes, true)
+}
+
+// accessModesOf returns the shared list equal to modes. When there is
+// none, modes (own) or a copy of it becomes the shared one.
+func (in *interner) accessModesOf(modes []v1.PersistentVolumeAccessMode, own bool) []v1.PersistentVolumeAccessMode {
 	if len(modes) == 0 || len(modes) > maxInternedEntries {
-		return modes
+		if own {
+			return modes
+		}
+		return cloneModes(modes)
 	}
 	in.key = in.key[:0]
 	for _, m := range modes {
@@ -184,16 +214,30 @@ func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.Pers
 	if shared, ok := in.modes[string(in.key)]; ok {
 		return shared
 	}
-	modes = slices.Clip(modes)
+	if own {
+		modes = slices.Clip(modes)
+	} else {
+		modes = cloneModes(modes)
+	}
 	in.modes[string(in.key)] = modes
 	return modes
 }
 
-// nodeAffinity returns the shared node affinity equal to a: volumes of a
-// zone carry the same one.
+// nodeAffinity returns the shared node affinity equal to a (volumes of a
+// zone carry the same one), which becomes the shared one when there is
+// none.
 func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinity {
+	return in.nodeAffinityOf(a, true)
+}
+
+// nodeAffinityOf returns the shared node affinity equal to a. When there
+// is none, a (own) or a deep copy of a becomes the shared one.
+func (in *interner) nodeAffinityOf(a *v1.VolumeNodeAffinity, own bool) *v1.VolumeNodeAffinity {
 	if a == nil || a.Required == nil || len(a.Required.NodeSelectorTerms) > maxInternedEntries {
-		return a
+		if own {
+			return a
+		}
+		return a.DeepCopy()
 	}
 	// Every list is written with its length first: the key parses back
 	// into exactly one affinity.
@@ -213,6 +257,9 @@ func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinit
 	}
 	if shared, ok := in.affinity[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		a = a.DeepCopy()
 	}
 	in.affinity[string(in.key)] = a
 	return a
