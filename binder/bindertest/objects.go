@@ -209,7 +209,10 @@ func prepareStatusUpdate(next, old object, now metav1.Time) {
 		n.Status.LastPhaseTransitionTime = o.Status.LastPhaseTransitionTime
 	case n.Status.Phase != o.Status.Phase &&
 		(n.Status.LastPhaseTransitionTime == nil || n.Status.LastPhaseTransitionTime.Equal(o.Status.LastPhaseTransitionTime)):
-		n.Status.LastPhaseTransitionTime = &now
+		// A copy, so that now does not escape (and is not allocated) on
+		// the calls that do not set it.
+		t := now
+		n.Status.LastPhaseTransitionTime = &t
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,8 @@ const DefaultHistory = 10_000
 type Server struct {
 	clk   clock.Clock
 	stats counters
+	// lastNow is now's last result.
+	lastNow atomic.Pointer[secondTime]
 
 	// faultMu guards faults, armed, faultSeq and watch; numFaults (the
 	// number of injected and armed faults) lets requests skip faultMu
@@ -156,7 +159,25 @@ func uidFor(n uint64) types.UID {
 }
 
 // now returns the clock's time at the second precision the API serializes.
-func (s *Server) now() metav1.Time { return metav1.NewTime(s.clk.Now()).Rfc3339Copy() }
+// The result of a second is kept for the next calls in that second: the
+// format and parse of Rfc3339Copy are one allocation and most of the cost
+// of a volume's status update.
+func (s *Server) now() metav1.Time {
+	t := s.clk.Now()
+	if c := s.lastNow.Load(); c != nil && c.unix == t.Unix() && c.loc == t.Location() {
+		return c.t
+	}
+	c := &secondTime{unix: t.Unix(), loc: t.Location(), t: metav1.NewTime(t).Rfc3339Copy()}
+	s.lastNow.Store(c)
+	return c.t
+}
+
+// secondTime is Server.now's result for one second of one location.
+type secondTime struct {
+	unix int64
+	loc  *time.Location
+	t    metav1.Time
+}
 
 func notFound(kind Kind, name string) error {
 	return apierrors.NewNotFound(kind.groupResource(), name)
