@@ -198,7 +198,8 @@ func resetStatusForCreate(o object, now metav1.Time) {
 // private shallow copy) given the stored old version: a PersistentVolume
 // whose phase changes gets lastPhaseTransitionTime = now unless the client
 // set a new one; an unchanged phase keeps the old time when none is sent.
-func prepareStatusUpdate(next, old object, now metav1.Time) {
+// now is shared by the versions that take it; nobody modifies it.
+func prepareStatusUpdate(next, old object, now *metav1.Time) {
 	n, ok := next.(*v1.PersistentVolume)
 	if !ok {
 		return
@@ -209,10 +210,7 @@ func prepareStatusUpdate(next, old object, now metav1.Time) {
 		n.Status.LastPhaseTransitionTime = o.Status.LastPhaseTransitionTime
 	case n.Status.Phase != o.Status.Phase &&
 		(n.Status.LastPhaseTransitionTime == nil || n.Status.LastPhaseTransitionTime.Equal(o.Status.LastPhaseTransitionTime)):
-		// A copy, so that now does not escape (and is not allocated) on
-		// the calls that do not set it.
-		t := now
-		n.Status.LastPhaseTransitionTime = &t
+		n.Status.LastPhaseTransitionTime = now
 	}
 }
 

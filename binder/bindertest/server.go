@@ -159,17 +159,21 @@ func uidFor(n uint64) types.UID {
 }
 
 // now returns the clock's time at the second precision the API serializes.
-// The result of a second is kept for the next calls in that second: the
-// format and parse of Rfc3339Copy are one allocation and most of the cost
-// of a volume's status update.
-func (s *Server) now() metav1.Time {
+func (s *Server) now() metav1.Time { return *s.nowShared() }
+
+// nowShared is now as a pointer that stored versions may share (they never
+// change it). The result of a second is kept for the next calls in that
+// second: the format and parse of Rfc3339Copy are most of the cost of a
+// volume's status update, and the versions written in one second share
+// one lastPhaseTransitionTime.
+func (s *Server) nowShared() *metav1.Time {
 	t := s.clk.Now()
 	if c := s.lastNow.Load(); c != nil && c.unix == t.Unix() && c.loc == t.Location() {
-		return c.t
+		return &c.t
 	}
 	c := &secondTime{unix: t.Unix(), loc: t.Location(), t: metav1.NewTime(t).Rfc3339Copy()}
 	s.lastNow.Store(c)
-	return c.t
+	return &c.t
 }
 
 // secondTime is Server.now's result for one second of one location.
@@ -368,9 +372,9 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		return nil, err
 	}
 	key := objectKey(kind, in.GetNamespace(), name)
-	var now metav1.Time
+	var now *metav1.Time
 	if status && kind == KindVolume {
-		now = s.now()
+		now = s.nowShared()
 	}
 
 	for {
@@ -408,7 +412,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 // old was stored by SeedInvalid. It reads old and in, and no state that
 // s.mu guards, so that updates build and validate in parallel, outside
 // s.mu, which they hold only to commit.
-func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool, now metav1.Time) (object, error) {
+func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool, now *metav1.Time) (object, error) {
 	var next object
 	var shared bool
 	sh := sharer{&s.intern}

@@ -46,8 +46,8 @@ type Table struct {
 
 // Share replaces parts of obj by equal ones it was given before: the
 // labels and annotations of any object, and the capacities, requests,
-// access modes and node affinities of PersistentVolumes and
-// PersistentVolumeClaims. obj must be the caller's own: nobody else may
+// access modes, node affinities, and pointers to class names and volume
+// modes of PersistentVolumes and PersistentVolumeClaims. obj must be the caller's own: nobody else may
 // hold it yet.
 func (t *Table) Share(obj runtime.Object, parts Parts) {
 	t.mu.Lock()
@@ -61,17 +61,45 @@ type interner struct {
 	strings   map[string]map[string]string
 	modes     map[string][]v1.PersistentVolumeAccessMode
 	affinity  map[string]*v1.VolumeNodeAffinity
+	// names and volumeModes hold the pointers to a class name or a volume
+	// mode that objects share, by the value they point to.
+	names       map[string]*string
+	volumeModes map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode
 	// key is the buffer keys are built in.
 	key []byte
 }
 
 func newInterner() interner {
 	return interner{
-		resources: map[string]v1.ResourceList{},
-		strings:   map[string]map[string]string{},
-		modes:     map[string][]v1.PersistentVolumeAccessMode{},
-		affinity:  map[string]*v1.VolumeNodeAffinity{},
+		resources:   map[string]v1.ResourceList{},
+		strings:     map[string]map[string]string{},
+		modes:       map[string][]v1.PersistentVolumeAccessMode{},
+		affinity:    map[string]*v1.VolumeNodeAffinity{},
+		names:       map[string]*string{},
+		volumeModes: map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode{},
 	}
+}
+
+// maxInternedName bounds the names the interner shares: class and volume
+// mode names are short; a long one is not worth a map entry.
+const maxInternedName = 253
+
+// setPointer sets *field to the shared pointer to a value equal to
+// **field; *field becomes the shared one when there is none. A nil or too
+// long value is left as it is. Objects of a cluster point to a handful of
+// class names and volume modes, 16 bytes each per object otherwise.
+func setPointer[T ~string](field **T, shared map[T]*T) {
+	p := *field
+	if p == nil || len(*p) > maxInternedName {
+		return
+	}
+	if q, ok := shared[*p]; ok {
+		if q != p {
+			*field = q
+		}
+		return
+	}
+	shared[*p] = p
 }
 
 // object replaces the maps and access modes of parts of o by shared equal
@@ -95,12 +123,17 @@ func (in *interner) object(o runtime.Object, parts Parts) {
 			if a := in.nodeAffinity(t.Spec.NodeAffinity); a != t.Spec.NodeAffinity {
 				t.Spec.NodeAffinity = a
 			}
+			setPointer(&t.Spec.VolumeMode, in.volumeModes)
+			setPointer(&t.Spec.VolumeAttributesClassName, in.names)
 		}
 	case *v1.PersistentVolumeClaim:
 		if meta {
 			setModes(&t.Spec.AccessModes, in.accessModes)
 			setResources(&t.Spec.Resources.Requests, in.resourceList)
 			setResources(&t.Spec.Resources.Limits, in.resourceList)
+			setPointer(&t.Spec.StorageClassName, in.names)
+			setPointer(&t.Spec.VolumeMode, in.volumeModes)
+			setPointer(&t.Spec.VolumeAttributesClassName, in.names)
 		}
 		if status {
 			setModes(&t.Status.AccessModes, in.accessModes)
