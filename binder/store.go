@@ -100,8 +100,8 @@ func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 // shareVolume replaces the cached volume with pv, the informer's copy of
 // the same version, when the cached one has that version. The cached one is then usually the answer to the Binder's own write (a
 // separately decoded object, with managedFields): swapping it for the copy
-// the informer caches too leaves one object per volume in memory (issue 20:
-// the answers were half of the controller's heap at 5,000 pairs).
+// the informer caches too leaves one object per volume in memory (the answers
+// were half of the controller's heap at 5,000 pairs).
 func (s *store) shareVolume(pv *v1.PersistentVolume) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
