@@ -130,9 +130,7 @@ func floorBind(ctx context.Context, cs kubernetes.Interface, o floorOptions, log
 					errs <- fmt.Errorf("pair %d: %w", i, err)
 					return
 				}
-				if p.done() {
-					close(p.ready)
-				}
+				p.done()
 			}
 		})
 	}
@@ -239,16 +237,17 @@ func (p *pairs) handler(volumes bool) toolscache.ResourceEventHandler {
 	}
 }
 
-// done counts one written pair and reports whether it was the last.
-func (p *pairs) done() bool {
+// done counts one written pair and, after the last, closes ready so that
+// the workers stop. It closes ready under mu, as abort does, so that the
+// two never both close it.
+func (p *pairs) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.remaining--
-	if p.remaining == 0 {
+	if p.remaining == 0 && !p.closed {
 		p.closed = true
-		return true
+		close(p.ready)
 	}
-	return false
 }
 
 // abort closes ready so that the workers stop.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -27,6 +28,18 @@ func TestFloorBind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
 	defer cancel()
 	cs := fake.NewClientset()
+	// The fake clientset's watches do not replay what was created between
+	// an informer's list and its watch: the pairs created after floorBind
+	// started are created once both informers watch.
+	watching := make(chan struct{}, 2)
+	cs.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := cs.Tracker().Watch(a.GetResource(), a.GetNamespace())
+		select {
+		case watching <- struct{}{}:
+		default: // a later watch of an informer
+		}
+		return true, w, err
+	})
 	create := func(i int) {
 		pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: volumeName(i)}, Spec: v1.PersistentVolumeSpec{
 			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
@@ -46,6 +59,8 @@ func TestFloorBind(t *testing.T) {
 	var log bytes.Buffer
 	done := make(chan error, 1)
 	go func() { done <- floorBind(ctx, cs, floorOptions{n: n, workers: 3, namespace: "bench"}, &log) }()
+	<-watching
+	<-watching
 	for i := 2; i < n; i++ {
 		create(i)
 	}
@@ -108,6 +123,36 @@ func TestFloorBindStopsOnError(t *testing.T) {
 	err := floorBind(ctx, cs, floorOptions{n: 2, workers: 2, namespace: "bench"}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), volumeName(0)) || !strings.Contains(err.Error(), "injected") {
 		t.Errorf("floorBind with failing volume updates = %v, want an error naming %s", err, volumeName(0))
+	}
+}
+
+// TestPairsClose: the last written pair closes ready, which stops the
+// workers, and so does abort; the last pair written after floorBind gave up
+// (an error, or the context's end) closes nothing twice.
+func TestPairsClose(t *testing.T) {
+	closed := func(p *pairs) bool {
+		select {
+		case _, open := <-p.ready:
+			return !open
+		default:
+			return false
+		}
+	}
+	p := newPairs(2, "bench")
+	p.done()
+	if closed(p) {
+		t.Error("ready is closed with one pair left")
+	}
+	p.done()
+	if !closed(p) {
+		t.Error("ready is open after the last pair")
+	}
+	p = newPairs(1, "bench")
+	p.abort()
+	p.done()
+	p.abort()
+	if !closed(p) {
+		t.Error("ready is open after abort")
 	}
 }
 
