@@ -85,6 +85,10 @@ type tracker struct {
 	mu       sync.Mutex
 	queued   map[workKey]struct{}
 	retrying map[workKey]struct{}
+	// queuedPeak is the most keys queued held since it was last made; a
+	// map does not shrink, so queued is made anew when it empties after a
+	// burst (Run queues every object of a cluster at once).
+	queuedPeak int
 	// inflight counts running syncs; operating counts operations started
 	// and not returned yet.
 	inflight, operating int
@@ -92,6 +96,10 @@ type tracker struct {
 	waiters []chan struct{}
 	waiting waitingClaims
 }
+
+// keepQueuedKeys is the most keys a tracker's emptied map of queued keys
+// may have held and still be kept for reuse.
+const keepQueuedKeys = 1024
 
 func newTracker(cfg trackerConfig) *tracker {
 	if cfg.claimQueued == nil {
@@ -132,12 +140,8 @@ func (rs *runState) resync(k queueKind) *jitter.Resync[string] {
 // add queue keys from now on.
 func (t *tracker) start() (*runState, error) {
 	newQueue := func(name string) workqueue.TypedRateLimitingInterface[string] {
-		cfg := workqueue.TypedRateLimitingQueueConfig[string]{Clock: t.cfg.clock}
-		if t.cfg.metrics != nil {
-			cfg.Name, cfg.MetricsProvider = name, t.cfg.metrics
-		}
-		return workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](t.cfg.retryBase, t.cfg.retryMax), cfg)
+		return newWorkqueue(name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](t.cfg.retryBase, t.cfg.retryMax),
+			t.cfg.clock, t.cfg.metrics)
 	}
 	rs := &runState{claims: newQueue("claims"), volumes: newQueue("volumes")}
 	if t.cfg.resync.Period > 0 {
@@ -205,6 +209,7 @@ func (t *tracker) add(wk workKey) {
 		return
 	}
 	t.queued[wk] = struct{}{}
+	t.queuedPeak = max(t.queuedPeak, len(t.queued))
 	if wk.kind == claimQueue {
 		// Under mu, so that a worker that finishes this claim's sync
 		// sees it queued again and keeps it waiting.
@@ -248,6 +253,11 @@ func (t *tracker) work(ctx context.Context, rs *runState, kind queueKind, sync f
 		wk := workKey{kind: kind, key: key}
 		t.mu.Lock()
 		delete(t.queued, wk)
+		if len(t.queued) == 0 && t.queuedPeak > keepQueuedKeys {
+			// 24 bytes and more per key of the burst, for good
+			// otherwise (100 bytes per pair in BenchmarkMemoryPerPair).
+			t.queued, t.queuedPeak = make(map[workKey]struct{}), 0
+		}
 		t.inflight++
 		t.mu.Unlock()
 

@@ -13,6 +13,9 @@
 #   hack/bench-scheduler.sh
 #   BENCH_NODES=100 BENCH_VOLUMES=10000 BENCH_PODS=1000 BENCH_LIMITS=1000/2000 hack/bench-scheduler.sh
 #   BENCH_SCHEDULERS="volbind" hack/bench-scheduler.sh
+#   BENCH_PROFILE_DIR=DIR hack/bench-scheduler.sh   keep, per scheduler, its /proc/PID/status and
+#                                      smaps_rollup and its heap profile when the last pod is done
+#                                      (DIR/SCHEDULER.status, .smaps_rollup, .heap.pb.gz)
 #
 # Both schedulers and the controller get the same client limits. Latencies
 # are p50/p99 of the scheduler's own scheduler_pod_scheduling_sli_duration_seconds
@@ -120,7 +123,7 @@ profiles:
   - schedulerName: default-scheduler$plugins
 YAML
 	"$bin" --config "$dir/scheduler.yaml" --bind-address 127.0.0.1 --secure-port "$port" \
-		--authentication-skip-lookup --authorization-always-allow-paths /healthz,/metrics >"$dir/volbind-scheduler.log" 2>&1 &
+		--authentication-skip-lookup --authorization-always-allow-paths '/healthz,/metrics,/debug/pprof/*' >"$dir/volbind-scheduler.log" 2>&1 &
 	pid=$!
 	echo $pid >"$dir/volbind-scheduler.pid"
 	for _ in $(seq 1 600); do
@@ -134,6 +137,13 @@ YAML
 	cpu=$(echo "$utime $stime $(getconf CLK_TCK)" | awk '{printf "%.1f", ($1+$2)/$3}')
 	rss=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
 	curl -fsSk "https://127.0.0.1:$port/metrics" >"$tools/metrics"
+	if [ -n "${BENCH_PROFILE_DIR:-}" ]; then
+		mkdir -p "$BENCH_PROFILE_DIR"
+		cp "/proc/$pid/status" "$BENCH_PROFILE_DIR/$s.status"
+		cp "/proc/$pid/smaps_rollup" "$BENCH_PROFILE_DIR/$s.smaps_rollup"
+		curl -fsSk -o "$BENCH_PROFILE_DIR/$s.heap.pb.gz" "https://127.0.0.1:$port/debug/pprof/heap" ||
+			log "$s: no heap profile"
+	fi
 	read -r p50 p99 < <(quantiles "$tools/metrics" scheduler_pod_scheduling_sli_duration_seconds)
 	perpod=$(echo "$cpu $pods" | awk '{printf "%.1f", 1000*$1/$2}')
 	echo "| $s | $nodes | $volumes | $pods | $qps/$burst | $secs | $rate | $p50 / $p99 | $cpu | $perpod | $rss |"

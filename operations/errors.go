@@ -18,6 +18,10 @@ var ErrBackoff = errors.New("operations: operation is backing off after a failur
 // ErrShutdown is returned by Map.Run after Map.Shutdown.
 var ErrShutdown = errors.New("operations: map is shut down")
 
+// ErrNilContext is returned by Map.Run when its context is nil; use
+// context.Background() for an operation that needs no caller values.
+var ErrNilContext = errors.New("operations: Run needs a non-nil context")
+
 // BackoffError is returned by Map.Run when the last operation under Name
 // failed and its backoff has not passed yet. errors.Is(err, ErrBackoff) is
 // true for it; use errors.As to read the fields.

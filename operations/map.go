@@ -128,18 +128,24 @@ func (m *Map) shard(name string) *mapShard {
 //
 // Run returns ErrAlreadyRunning while an operation under name is running,
 // a *BackoffError (errors.Is(err, ErrBackoff)) while name backs off after a
-// failure, and ErrShutdown after Shutdown.
+// failure, ErrShutdown after Shutdown and ErrNilContext for a nil ctx.
 //
-// op's context is derived from ctx with context.WithoutCancel, so that
-// ctx's logger and values flow into the operation, which outlives the
-// call: it is cancelled by Shutdown, not when ctx is. A non-nil error
-// from op, or a panic (recovered as a *PanicError), is a failure: name is
-// refused until its backoff has passed, InitialDelay after the first
-// failure and twice as long after each further one, up to MaxDelay. A
-// success forgets the backoff.
+// op's context carries ctx's values, as context.WithoutCancel(ctx) would,
+// so that ctx's logger and values flow into the operation, which outlives
+// the call. It has no deadline and is cancelled by Shutdown, not when ctx
+// is; context.Cause reports the Map's cause, never ctx's. A context op
+// derives from it with WithCancel or WithTimeout ends with Shutdown too.
+//
+// A non-nil error from op, or a panic (recovered as a *PanicError), is a
+// failure: name is refused until its backoff has passed, InitialDelay
+// after the first failure and twice as long after each further one, up to
+// MaxDelay. A success forgets the backoff.
 func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context) error) error {
 	if m.closed.Load() {
 		return ErrShutdown
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	s := m.shard(name)
 	s.mu.Lock()
@@ -162,18 +168,16 @@ func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context)
 		}
 	}
 	s.mu.Unlock()
-	opCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(m.ctx, cancel)
-	go m.run(opCtx, s, name, func() { stop(); cancel() }, op)
+	o := &operation{m: m, s: s, name: name, op: op, parent: ctx}
+	go o.run()
 	return nil
 }
 
-// run is the goroutine of one operation; done releases its context.
-func (m *Map) run(ctx context.Context, s *mapShard, name string, done func(), op func(context.Context) error) {
+// run is the goroutine of one operation.
+func (o *operation) run() {
 	var err error
-	defer m.finish(s, name, &err)
-	defer done()
-	err = op(ctx)
+	defer o.m.finish(o.s, o.name, &err)
+	err = o.op(o)
 }
 
 // finish records the outcome of the operation under name, turning a panic

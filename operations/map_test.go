@@ -416,3 +416,56 @@ func TestRunContext(t *testing.T) {
 		t.Errorf("operation's context after Shutdown: %v, want Canceled", c.Err())
 	}
 }
+
+// TestRunContextCause: the caller's cancellation cause does not leak into
+// the operation's context, and contexts derived from it end with Shutdown
+// with the Map's cause.
+func TestRunContextCause(t *testing.T) {
+	t.Parallel()
+	errCaller := errors.New("caller gone")
+	m := New(Config{})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	type derived struct{ op, child context.Context }
+	got := make(chan derived, 1)
+	if err := m.Run(ctx, "op", func(opCtx context.Context) error {
+		child, stop := context.WithTimeout(opCtx, time.Hour)
+		defer stop()
+		got <- derived{opCtx, child}
+		<-child.Done()
+		return child.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d := <-got
+	cancel(errCaller)
+	if err := context.Cause(d.op); err != nil {
+		t.Errorf("context.Cause(operation's ctx) after the caller's cancel = %v, want nil", err)
+	}
+	if err := d.child.Err(); err != nil {
+		t.Errorf("derived ctx.Err() after the caller's cancel = %v, want nil", err)
+	}
+	if _, ok := d.child.Deadline(); !ok {
+		t.Errorf("derived WithTimeout ctx has no deadline")
+	}
+	m.Shutdown()
+	waitIdle(t, m)
+	for what, c := range map[string]context.Context{"operation's": d.op, "derived": d.child} {
+		if err := context.Cause(c); !errors.Is(err, context.Canceled) {
+			t.Errorf("context.Cause(%s ctx) after Shutdown = %v, want context.Canceled", what, err)
+		}
+	}
+}
+
+func TestRunNilContext(t *testing.T) {
+	t.Parallel()
+	m := New(Config{})
+	var ran atomic.Bool
+	// A nil context on purpose (staticcheck SA1012).
+	if err := m.Run(nil, "op", func(context.Context) error { ran.Store(true); return nil }); !errors.Is(err, ErrNilContext) {
+		t.Errorf("Run(nil ctx) = %v, want ErrNilContext", err)
+	}
+	waitIdle(t, m)
+	if ran.Load() || m.IsPending("op") {
+		t.Errorf("Run(nil ctx) started the operation or left it pending")
+	}
+}

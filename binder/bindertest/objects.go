@@ -72,64 +72,68 @@ func shallowCopy(o object) object {
 
 // withStatus returns a new version of the stored old with in's status (a
 // status update): metadata and spec are shared with old, the status is a
-// deep copy of in's. Kinds without status get a plain shallow copy.
-func withStatus(old, in object) object {
+// copy of in's, which shares with old's what in's shares with it (and,
+// for volumes and claims, shares the rest through sh's table). Kinds
+// without status get a plain shallow copy. shared reports whether the new
+// version needs no Share of its status.
+func withStatus(old, in object, sh sharer) (next object, shared bool) {
 	switch o := old.(type) {
 	case *v1.Node:
 		n := *o
 		in.(*v1.Node).Status.DeepCopyInto(&n.Status)
-		return &n
+		return &n, false
 	case *v1.PersistentVolume:
 		n := *o
-		in.(*v1.PersistentVolume).Status.DeepCopyInto(&n.Status)
-		return &n
+		sh.volumeStatus(&n.Status, &in.(*v1.PersistentVolume).Status, &o.Status)
+		return &n, true
 	case *v1.PersistentVolumeClaim:
 		n := *o
-		in.(*v1.PersistentVolumeClaim).Status.DeepCopyInto(&n.Status)
-		return &n
+		sh.claimStatus(&n.Status, &in.(*v1.PersistentVolumeClaim).Status, &o.Status)
+		return &n, true
 	case *v1.Pod:
 		n := *o
 		in.(*v1.Pod).Status.DeepCopyInto(&n.Status)
-		return &n
+		return &n, false
 	}
-	return shallowCopy(old)
+	return shallowCopy(old), false
 }
 
 // withMetaAndSpec returns a new version with copies of in's metadata and
 // spec (everything but status) and old's status, shared (an update). The
-// copies of a volume's or claim's share with old what in shares with it
-// (objects_share.go).
+// copies of a volume's or claim's share with old what in shares with it,
+// and the rest through sh's table (objects_share.go). shared reports
+// whether the new version needs no Share of its metadata and spec.
 // Type metadata is left empty, as stored versions have none.
-func withMetaAndSpec(in, old object) object {
+func withMetaAndSpec(in, old object, sh sharer) (next object, shared bool) {
 	switch t := in.(type) {
 	case *storagev1.StorageClass:
 		n := t.DeepCopy()
 		n.TypeMeta = metav1.TypeMeta{}
-		return n
+		return n, false
 	case *v1.Node:
 		n := &v1.Node{Status: old.(*v1.Node).Status}
 		t.ObjectMeta.DeepCopyInto(&n.ObjectMeta)
 		t.Spec.DeepCopyInto(&n.Spec)
-		return n
+		return n, false
 	case *v1.PersistentVolume:
 		o := old.(*v1.PersistentVolume)
 		n := &v1.PersistentVolume{Status: o.Status}
-		metaSharing(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
-		volumeSpecSharing(&n.Spec, &t.Spec, &o.Spec)
-		return n
+		sh.meta(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
+		sh.volumeSpec(&n.Spec, &t.Spec, &o.Spec)
+		return n, true
 	case *v1.PersistentVolumeClaim:
 		o := old.(*v1.PersistentVolumeClaim)
 		n := &v1.PersistentVolumeClaim{Status: o.Status}
-		metaSharing(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
-		claimSpecSharing(&n.Spec, &t.Spec, &o.Spec)
-		return n
+		sh.meta(&n.ObjectMeta, &t.ObjectMeta, &o.ObjectMeta)
+		sh.claimSpec(&n.Spec, &t.Spec, &o.Spec)
+		return n, true
 	case *v1.Pod:
 		n := &v1.Pod{Status: old.(*v1.Pod).Status}
 		t.ObjectMeta.DeepCopyInto(&n.ObjectMeta)
 		t.Spec.DeepCopyInto(&n.Spec)
-		return n
+		return n, false
 	}
-	return deepCopy(in)
+	return deepCopy(in), false
 }
 
 // applyDefaults fills the fields kube-apiserver defaults when it decodes a
@@ -194,7 +198,8 @@ func resetStatusForCreate(o object, now metav1.Time) {
 // private shallow copy) given the stored old version: a PersistentVolume
 // whose phase changes gets lastPhaseTransitionTime = now unless the client
 // set a new one; an unchanged phase keeps the old time when none is sent.
-func prepareStatusUpdate(next, old object, now metav1.Time) {
+// now is shared by the versions that take it; nobody modifies it.
+func prepareStatusUpdate(next, old object, now *metav1.Time) {
 	n, ok := next.(*v1.PersistentVolume)
 	if !ok {
 		return
@@ -205,7 +210,7 @@ func prepareStatusUpdate(next, old object, now metav1.Time) {
 		n.Status.LastPhaseTransitionTime = o.Status.LastPhaseTransitionTime
 	case n.Status.Phase != o.Status.Phase &&
 		(n.Status.LastPhaseTransitionTime == nil || n.Status.LastPhaseTransitionTime.Equal(o.Status.LastPhaseTransitionTime)):
-		n.Status.LastPhaseTransitionTime = &now
+		n.Status.LastPhaseTransitionTime = now
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/internal/dedup"
 )
 
 // An update's new version is built from the caller's object, which a
@@ -21,12 +23,48 @@ import (
 // copied as before: the Server never retains its argument
 // (TestUpdateSharesOnlyStoredSubstructures).
 
-// metaSharing sets *dst to a copy of in that shares with old the
-// substructures in shares with it.
-func metaSharing(dst, in, old *metav1.ObjectMeta) {
+// sharer builds the substructures of a new version that are not the stored
+// version's from the caller's through the Server's intern table: a map,
+// access-mode list or node affinity equal to one stored before is shared
+// instead of copied, and a copy of a new one is interned, so that the new
+// version needs no Share afterwards. In a binding's writes the caller's new
+// annotations and the claim's status capacity and access modes are such
+// values (and with results=copies every map the caller sends): it took
+// BenchmarkBindingWrites from 35 to 28 allocations and 6,269 to 4,893 bytes
+// per binding with results=shared, from 83 to 70 and 15,245 to 12,461 with
+// copies.
+type sharer struct{ tab *dedup.Table }
+
+// strings returns in when it is old's map (or nil), else a shared copy.
+func (sh sharer) strings(in, old map[string]string) map[string]string {
+	if sameMap(in, old) {
+		return in
+	}
+	return sh.tab.CopyStrings(in)
+}
+
+// resources returns in when it is old's list (or nil), else a shared copy.
+func (sh sharer) resources(in, old v1.ResourceList) v1.ResourceList {
+	if sameMap(in, old) {
+		return in
+	}
+	return sh.tab.CopyResources(in)
+}
+
+// modes returns in when it is old's list (or empty), else a shared copy.
+func (sh sharer) modes(in, old []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	if sameSlice(in, old) {
+		return in
+	}
+	return sh.tab.CopyAccessModes(in)
+}
+
+// meta sets *dst to a copy of in that shares with old the substructures
+// in shares with it.
+func (sh sharer) meta(dst, in, old *metav1.ObjectMeta) {
 	*dst = *in
-	dst.Labels = mapSharing(in.Labels, old.Labels)
-	dst.Annotations = mapSharing(in.Annotations, old.Annotations)
+	dst.Labels = sh.strings(in.Labels, old.Labels)
+	dst.Annotations = sh.strings(in.Annotations, old.Annotations)
 	dst.Finalizers = sliceSharing(in.Finalizers, old.Finalizers)
 	if !sameSlice(in.OwnerReferences, old.OwnerReferences) {
 		dst.OwnerReferences = make([]metav1.OwnerReference, len(in.OwnerReferences))
@@ -46,37 +84,37 @@ func metaSharing(dst, in, old *metav1.ObjectMeta) {
 	dst.DeletionGracePeriodSeconds = pointerSharing(in.DeletionGracePeriodSeconds, old.DeletionGracePeriodSeconds)
 }
 
-// volumeSpecSharing sets *dst to a copy of in that shares with old the
+// volumeSpec sets *dst to a copy of in that shares with old the
 // substructures in shares with it.
-func volumeSpecSharing(dst, in, old *v1.PersistentVolumeSpec) {
+func (sh sharer) volumeSpec(dst, in, old *v1.PersistentVolumeSpec) {
 	*dst = *in
-	dst.Capacity = resourcesSharing(in.Capacity, old.Capacity)
+	dst.Capacity = sh.resources(in.Capacity, old.Capacity)
 	if in.PersistentVolumeSource != old.PersistentVolumeSource {
 		dst.PersistentVolumeSource = v1.PersistentVolumeSource{}
 		in.PersistentVolumeSource.DeepCopyInto(&dst.PersistentVolumeSource)
 	}
-	dst.AccessModes = sliceSharing(in.AccessModes, old.AccessModes)
+	dst.AccessModes = sh.modes(in.AccessModes, old.AccessModes)
 	if in.ClaimRef != old.ClaimRef {
 		dst.ClaimRef = in.ClaimRef.DeepCopy()
 	}
 	dst.MountOptions = sliceSharing(in.MountOptions, old.MountOptions)
 	dst.VolumeMode = pointerSharing(in.VolumeMode, old.VolumeMode)
 	if in.NodeAffinity != old.NodeAffinity {
-		dst.NodeAffinity = in.NodeAffinity.DeepCopy()
+		dst.NodeAffinity = sh.tab.CopyNodeAffinity(in.NodeAffinity)
 	}
 	dst.VolumeAttributesClassName = pointerSharing(in.VolumeAttributesClassName, old.VolumeAttributesClassName)
 }
 
-// claimSpecSharing sets *dst to a copy of in that shares with old the
+// claimSpec sets *dst to a copy of in that shares with old the
 // substructures in shares with it.
-func claimSpecSharing(dst, in, old *v1.PersistentVolumeClaimSpec) {
+func (sh sharer) claimSpec(dst, in, old *v1.PersistentVolumeClaimSpec) {
 	*dst = *in
-	dst.AccessModes = sliceSharing(in.AccessModes, old.AccessModes)
+	dst.AccessModes = sh.modes(in.AccessModes, old.AccessModes)
 	if in.Selector != old.Selector {
 		dst.Selector = in.Selector.DeepCopy()
 	}
-	dst.Resources.Limits = resourcesSharing(in.Resources.Limits, old.Resources.Limits)
-	dst.Resources.Requests = resourcesSharing(in.Resources.Requests, old.Resources.Requests)
+	dst.Resources.Limits = sh.resources(in.Resources.Limits, old.Resources.Limits)
+	dst.Resources.Requests = sh.resources(in.Resources.Requests, old.Resources.Requests)
 	dst.StorageClassName = pointerSharing(in.StorageClassName, old.StorageClassName)
 	dst.VolumeMode = pointerSharing(in.VolumeMode, old.VolumeMode)
 	if in.DataSource != old.DataSource {
@@ -88,26 +126,39 @@ func claimSpecSharing(dst, in, old *v1.PersistentVolumeClaimSpec) {
 	dst.VolumeAttributesClassName = pointerSharing(in.VolumeAttributesClassName, old.VolumeAttributesClassName)
 }
 
+// volumeStatus sets *dst to a copy of in that shares with old the
+// substructures in shares with it.
+func (sh sharer) volumeStatus(dst, in, old *v1.PersistentVolumeStatus) {
+	*dst = *in
+	dst.LastPhaseTransitionTime = pointerSharing(in.LastPhaseTransitionTime, old.LastPhaseTransitionTime)
+}
+
+// claimStatus sets *dst to a copy of in that shares with old the
+// substructures in shares with it.
+func (sh sharer) claimStatus(dst, in, old *v1.PersistentVolumeClaimStatus) {
+	*dst = *in
+	dst.AccessModes = sh.modes(in.AccessModes, old.AccessModes)
+	dst.Capacity = sh.resources(in.Capacity, old.Capacity)
+	if !sameSlice(in.Conditions, old.Conditions) {
+		dst.Conditions = make([]v1.PersistentVolumeClaimCondition, len(in.Conditions))
+		for i := range in.Conditions {
+			in.Conditions[i].DeepCopyInto(&dst.Conditions[i])
+		}
+	}
+	dst.AllocatedResources = sh.resources(in.AllocatedResources, old.AllocatedResources)
+	if !sameMap(in.AllocatedResourceStatuses, old.AllocatedResourceStatuses) {
+		dst.AllocatedResourceStatuses = maps.Clone(in.AllocatedResourceStatuses)
+	}
+	dst.CurrentVolumeAttributesClassName = pointerSharing(in.CurrentVolumeAttributesClassName, old.CurrentVolumeAttributesClassName)
+	dst.ModifyVolumeStatus = pointerSharing(in.ModifyVolumeStatus, old.ModifyVolumeStatus)
+	if in.HealthStatus != old.HealthStatus {
+		dst.HealthStatus = in.HealthStatus.DeepCopy()
+	}
+}
+
 // sameMap reports whether in is old's map, or nil.
 func sameMap[M ~map[K]V, K comparable, V any](in, old M) bool {
 	return in == nil || reflect.ValueOf(in).UnsafePointer() == reflect.ValueOf(old).UnsafePointer()
-}
-
-// mapSharing returns in when it is old's map (or nil), else a copy of in.
-func mapSharing(in, old map[string]string) map[string]string {
-	if sameMap(in, old) {
-		return in
-	}
-	return maps.Clone(in)
-}
-
-// resourcesSharing returns in when it is old's list (or nil), else a deep
-// copy of in.
-func resourcesSharing(in, old v1.ResourceList) v1.ResourceList {
-	if sameMap(in, old) {
-		return in
-	}
-	return in.DeepCopy()
 }
 
 // sameSlice reports whether in is old's slice, or empty (nothing to

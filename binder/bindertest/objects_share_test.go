@@ -1,51 +1,62 @@
 package bindertest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/randfill"
+
+	"github.com/volbind/volbind/internal/dedup"
 )
 
-// TestUpdateSharesOnlyStoredSubstructures checks withMetaAndSpec on
-// volumes and claims whose every field is set: the new version equals the
-// caller's metadata and spec, shares every substructure the caller took
-// from the stored version, and shares nothing that is the caller's own
-// (the Server never retains its argument). Each round replaces a random
-// half of the caller's fields (and of a volume's source's) with its own.
+// TestUpdateSharesOnlyStoredSubstructures checks withMetaAndSpec and
+// withStatus on volumes and claims whose every field is set: the new
+// version equals the caller's metadata and spec (or status), shares every
+// substructure the caller took from the stored version, and shares nothing
+// that is the caller's own (the Server never retains its argument). Each
+// round replaces a random half of the caller's fields (and of a volume's
+// source's) with its own.
 func TestUpdateSharesOnlyStoredSubstructures(t *testing.T) {
 	f := randfill.NewWithSeed(1).NilChance(0).NumElements(1, 2).Funcs(
 		func(q *resource.Quantity, c randfill.Continue) {
 			*q = *resource.NewQuantity(c.Int63n(1000), resource.DecimalSI)
 		})
 	rng := rand.New(rand.NewPCG(1, 2))
+	sh := sharer{&dedup.Table{}}
 	var shared int
-	for round := range 200 {
+	for round := range 400 {
 		var oldObj, inObj object
+		status := round%4 >= 2
 		if round%2 == 0 {
 			old := &v1.PersistentVolume{}
 			f.Fill(old)
 			in := *old
-			replaceSome(f, rng, &in.ObjectMeta, &in.Spec, &in.Spec.PersistentVolumeSource)
+			replaceSome(f, rng, &in.ObjectMeta, &in.Spec, &in.Spec.PersistentVolumeSource, &in.Status)
 			oldObj, inObj = old, &in
 		} else {
 			old := &v1.PersistentVolumeClaim{}
 			f.Fill(old)
 			in := *old
-			replaceSome(f, rng, &in.ObjectMeta, &in.Spec, &in.Spec.Resources)
+			replaceSome(f, rng, &in.ObjectMeta, &in.Spec, &in.Spec.Resources, &in.Status)
 			oldObj, inObj = old, &in
 		}
-		next := withMetaAndSpec(inObj, oldObj)
-		nm, ns := metaAndSpec(next)
-		im, is := metaAndSpec(inObj)
-		if !reflect.DeepEqual(nm, im) || !reflect.DeepEqual(ns, is) {
-			t.Fatalf("round %d: the new version's metadata or spec differs from the caller's", round)
+		var next object
+		if status {
+			next, _ = withStatus(oldObj, inObj, sh)
+		} else {
+			next, _ = withMetaAndSpec(inObj, oldObj, sh)
 		}
-		inRefs, oldRefs := refsOf(inObj), refsOf(oldObj)
-		for ref, path := range refsOf(next) {
+		if !apiequality.Semantic.DeepEqual(parts(next, status), parts(inObj, status)) {
+			t.Fatalf("round %d (status %v): the new version differs from the caller's:\n%s", round, status, cmp.Diff(parts(inObj, status), parts(next, status)))
+		}
+		inRefs, oldRefs := refsOf(inObj, status), refsOf(oldObj, status)
+		for ref, path := range refsOf(next, status) {
 			switch {
 			case oldRefs[ref] != "":
 				shared++
@@ -74,24 +85,30 @@ func replaceSome(f *randfill.Filler, rng *rand.Rand, structs ...any) {
 	}
 }
 
-// metaAndSpec returns an object's metadata and spec.
-func metaAndSpec(o object) (meta, spec any) {
+// parts returns an object's metadata and spec, or its status.
+func parts(o object, status bool) []any {
 	switch t := o.(type) {
 	case *v1.PersistentVolume:
-		return t.ObjectMeta, t.Spec
+		if status {
+			return []any{t.Status}
+		}
+		return []any{t.ObjectMeta, t.Spec}
 	case *v1.PersistentVolumeClaim:
-		return t.ObjectMeta, t.Spec
+		if status {
+			return []any{t.Status}
+		}
+		return []any{t.ObjectMeta, t.Spec}
 	}
-	panic("metaAndSpec: unexpected kind")
+	panic("parts: unexpected kind")
 }
 
 // refsOf returns the maps, slice arrays and pointers reachable from o's
-// metadata and spec, with the path of each.
-func refsOf(o object) map[uintptr]string {
+// metadata and spec (or status), with the path of each.
+func refsOf(o object, status bool) map[uintptr]string {
 	refs := map[uintptr]string{}
-	m, s := metaAndSpec(o)
-	walkRefs(reflect.ValueOf(m), "metadata", refs)
-	walkRefs(reflect.ValueOf(s), "spec", refs)
+	for i, p := range parts(o, status) {
+		walkRefs(reflect.ValueOf(p), fmt.Sprint("part", i), refs)
+	}
 	return refs
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,8 @@ const DefaultHistory = 10_000
 type Server struct {
 	clk   clock.Clock
 	stats counters
+	// lastNow is now's last result.
+	lastNow atomic.Pointer[secondTime]
 
 	// faultMu guards faults, armed, faultSeq and watch; numFaults (the
 	// number of injected and armed faults) lets requests skip faultMu
@@ -156,7 +159,29 @@ func uidFor(n uint64) types.UID {
 }
 
 // now returns the clock's time at the second precision the API serializes.
-func (s *Server) now() metav1.Time { return metav1.NewTime(s.clk.Now()).Rfc3339Copy() }
+func (s *Server) now() metav1.Time { return *s.nowShared() }
+
+// nowShared is now as a pointer that stored versions may share (they never
+// change it). The result of a second is kept for the next calls in that
+// second: the format and parse of Rfc3339Copy are most of the cost of a
+// volume's status update, and the versions written in one second share
+// one lastPhaseTransitionTime.
+func (s *Server) nowShared() *metav1.Time {
+	t := s.clk.Now()
+	if c := s.lastNow.Load(); c != nil && c.unix == t.Unix() && c.loc == t.Location() {
+		return &c.t
+	}
+	c := &secondTime{unix: t.Unix(), loc: t.Location(), t: metav1.NewTime(t).Rfc3339Copy()}
+	s.lastNow.Store(c)
+	return &c.t
+}
+
+// secondTime is Server.now's result for one second of one location.
+type secondTime struct {
+	unix int64
+	loc  *time.Location
+	t    metav1.Time
+}
 
 func notFound(kind Kind, name string) error {
 	return apierrors.NewNotFound(kind.groupResource(), name)
@@ -347,9 +372,9 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		return nil, err
 	}
 	key := objectKey(kind, in.GetNamespace(), name)
-	var now metav1.Time
+	var now *metav1.Time
 	if status && kind == KindVolume {
-		now = s.now()
+		now = s.nowShared()
 	}
 
 	for {
@@ -387,17 +412,19 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 // old was stored by SeedInvalid. It reads old and in, and no state that
 // s.mu guards, so that updates build and validate in parallel, outside
 // s.mu, which they hold only to commit.
-func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool, now metav1.Time) (object, error) {
+func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool, now *metav1.Time) (object, error) {
 	var next object
+	var shared bool
+	sh := sharer{&s.intern}
 	if status {
-		next = withStatus(old, in)
+		next, shared = withStatus(old, in, sh)
 		applyDefaults(next)
 		prepareStatusUpdate(next, old, now)
 		if err := validateStatusUpdate(kind, next, old, metaRuleFor(next, old, unvalidated, &s.annotationKeys)); err != nil {
 			return nil, err
 		}
 	} else {
-		next = withMetaAndSpec(in, old)
+		next, shared = withMetaAndSpec(in, old, sh)
 		if !kind.namespaced() {
 			next.SetNamespace("")
 		}
@@ -411,11 +438,13 @@ func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool
 	if unchanged(next, old, status) {
 		return old, nil
 	}
-	parts := internMetaSpec
-	if status {
-		parts = internStatus
+	if !shared {
+		parts := internMetaSpec
+		if status {
+			parts = internStatus
+		}
+		s.share(next, parts)
 	}
-	s.share(next, parts)
 	return next, nil
 }
 

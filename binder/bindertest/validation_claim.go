@@ -120,23 +120,29 @@ func classFromNil(old, next *v1.PersistentVolumeClaim) bool {
 		(!oldHas || *next.Spec.StorageClassName == oldAnn)
 }
 
-// validateClaimStatus checks a claim status update's new version.
+// validateClaimStatus checks a claim status update's new version. The
+// field paths of its errors are built only for a quantity in error: a
+// valid status (every status update of a binding) allocates nothing.
 func validateClaimStatus(pvc *v1.PersistentVolumeClaim) field.ErrorList {
 	var errs field.ErrorList
 	if len(pvc.Spec.AccessModes) == 0 {
 		// The API capitalizes "Spec" in this one path.
 		errs = append(errs, field.Required(field.NewPath("Spec", "accessModes"), ""))
 	}
-	cp := field.NewPath("status", "capacity")
 	for name, q := range pvc.Status.Capacity {
-		errs = append(errs, validQuantity(q, cp.Key(string(name)))...)
+		if q.Value() < 0 {
+			errs = append(errs, validQuantity(q, field.NewPath("status", "capacity").Key(string(name)))...)
+		}
 	}
-	ap := field.NewPath("status", "allocatedResources")
 	for name, q := range pvc.Status.AllocatedResources {
-		if e := validQuantity(q, ap.Key(string(name))); len(e) > 0 {
+		if q.Value() >= 0 && q.Sign() >= 0 {
+			continue
+		}
+		p := field.NewPath("status", "allocatedResources").Key(string(name))
+		if e := validQuantity(q, p); len(e) > 0 {
 			errs = append(errs, e...)
 		} else {
-			errs = append(errs, nonNegativeQuantity(q, ap.Key(string(name)))...)
+			errs = append(errs, nonNegativeQuantity(q, p)...)
 		}
 	}
 	return errs

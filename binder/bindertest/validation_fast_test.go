@@ -3,12 +3,14 @@ package bindertest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/randfill"
 )
 
 // TestUpdateFastPathMatchesFullValidation: for updates of validated stored
@@ -114,7 +116,7 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 			old := s.objs[tc.kind][tc.key]
 			in := deepCopy(old)
 			tc.edit(in)
-			next := withMetaAndSpec(in, old)
+			next, _ := withMetaAndSpec(in, old, sharer{&s.intern})
 			applyDefaults(next)
 			keepSystemFields(next, old)
 
@@ -167,5 +169,60 @@ func TestAnnotationKeysRemembersValidKeysOnly(t *testing.T) {
 	}
 	if got := keys.n.Load(); got != maxAnnotationKeys {
 		t.Errorf("the memo holds %d keys, want at most %d", got, maxAnnotationKeys)
+	}
+}
+
+// TestSameSpecCoversEveryField: the identity checks of the fast path see a
+// change of every field of a volume's or claim's spec (but the claimRef,
+// and volumeName, that they leave out), also of fields the API adds later,
+// and see no change in a shallow copy.
+func TestSameSpecCoversEveryField(t *testing.T) {
+	t.Parallel()
+	f := randfill.NewWithSeed(1).NilChance(0).NumElements(1, 2).Funcs(
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewQuantity(1+c.Int63n(1000), resource.DecimalSI)
+		})
+	var pv v1.PersistentVolumeSpec
+	var pvc v1.PersistentVolumeClaimSpec
+	f.Fill(&pv)
+	f.Fill(&pvc)
+	for _, tc := range []struct {
+		name   string
+		spec   any // pointer to a filled spec
+		same   func(n, o any) bool
+		ignore string
+	}{
+		{"volume", &pv, func(n, o any) bool {
+			return sameVolumeSpecButClaimRef(n.(*v1.PersistentVolumeSpec), o.(*v1.PersistentVolumeSpec))
+		}, "ClaimRef"},
+		{"claim", &pvc, func(n, o any) bool {
+			return sameClaimSpecButVolumeName(n.(*v1.PersistentVolumeClaimSpec), o.(*v1.PersistentVolumeClaimSpec))
+		}, "VolumeName"},
+		{"claim resources", &pvc, func(n, o any) bool {
+			return sameClaimSpecButVolumeName(n.(*v1.PersistentVolumeClaimSpec), o.(*v1.PersistentVolumeClaimSpec))
+		}, "VolumeName"},
+	} {
+		o := reflect.ValueOf(tc.spec)
+		if !tc.same(o.Interface(), o.Interface()) {
+			t.Errorf("%s: a spec compared with itself: not the same", tc.name)
+		}
+		// The struct whose fields are replaced one by one: the spec, or
+		// the claim's resources.
+		fields := func(v reflect.Value) reflect.Value { return v.Elem() }
+		if tc.name == "claim resources" {
+			fields = func(v reflect.Value) reflect.Value { return v.Elem().FieldByName("Resources") }
+		}
+		for i := range fields(o).NumField() {
+			n := reflect.New(o.Elem().Type())
+			n.Elem().Set(o.Elem())
+			field := fields(n).Field(i)
+			name := fields(n).Type().Field(i).Name
+			fresh := reflect.New(field.Type())
+			f.Fill(fresh.Interface())
+			field.Set(fresh.Elem())
+			if got, want := tc.same(n.Interface(), o.Interface()), name == tc.ignore; got != want {
+				t.Errorf("%s: the spec with a new %s: same = %v, want %v", tc.name, name, got, want)
+			}
+		}
 	}
 }

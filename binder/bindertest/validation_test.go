@@ -201,3 +201,43 @@ func TestSeedInvalidMarkOutlivesStatusWrites(t *testing.T) {
 		t.Errorf("UpdateVolume(claimRef) of a volume without a source: causes (-want +got):\n%s", diff)
 	}
 }
+
+// TestClaimStatusQuantities: a claim status update with a quantity that is
+// negative, or negative below one unit, fails with kube-apiserver's causes
+// and field paths; a valid one passes.
+func TestClaimStatusQuantities(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		capacity  string // "" for none
+		allocated string
+		want      []string // nil: accepted
+	}{
+		{name: "valid", capacity: "1Gi", allocated: "1Gi"},
+		{name: "negative capacity", capacity: "-1Gi", want: []string{"status.capacity[storage] FieldValueInvalid"}},
+		{name: "negative allocated", allocated: "-1Gi", want: []string{"status.allocatedResources[storage] FieldValueInvalid"}},
+		{name: "allocated below zero by a fraction", allocated: "-500m", want: []string{"status.allocatedResources[storage] FieldValueInvalid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newServer(t)
+			pvc := mustCreateClaim(t, s, newClaim("ns", "c", "1Gi"))
+			if tc.capacity != "" {
+				pvc.Status.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse(tc.capacity)}
+			}
+			if tc.allocated != "" {
+				pvc.Status.AllocatedResources = v1.ResourceList{v1.ResourceStorage: resource.MustParse(tc.allocated)}
+			}
+			_, err := s.UpdateClaimStatus(ctx, pvc)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("UpdateClaimStatus = %v, want nil", err)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, causes(t, err)); diff != "" {
+				t.Errorf("UpdateClaimStatus causes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

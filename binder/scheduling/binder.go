@@ -169,39 +169,36 @@ func (b *VolumeBinder) ClaimHandler() toolscache.ResourceEventHandler {
 // line with the volume's new latest version.
 func (b *VolumeBinder) volumeEvent(name string, change func()) {
 	b.pvMu.Lock()
-	change()
-	b.syncIndexLocked(name)
+	_ = b.changeVolumeLocked(name, func() error { change(); return nil })
 	b.pvMu.Unlock()
 	b.changes.notify()
 }
 
-// syncIndexLocked makes the index hold the latest version of volume name.
-// Called with pvMu held.
-func (b *VolumeBinder) syncIndexLocked(name string) {
-	pv, ok := b.pvs.Get(name)
-	if !ok {
-		pv = nil
+// changeVolumeLocked applies change to the volume cache and, unless it
+// fails, makes the index hold the latest version of volume name instead of
+// the one before. Called with pvMu held.
+func (b *VolumeBinder) changeVolumeLocked(name string, change func() error) error {
+	old, _ := b.pvs.Get(name) // the version the index holds; nil when none
+	if err := change(); err != nil {
+		return err
 	}
-	b.vindex.set(name, pv)
+	pv, _ := b.pvs.Get(name)
+	b.vindex.set(name, old, pv)
+	return nil
 }
 
 // assumeVolume assumes pv in the cache and the index.
 func (b *VolumeBinder) assumeVolume(pv *v1.PersistentVolume) error {
 	b.pvMu.Lock()
 	defer b.pvMu.Unlock()
-	if err := b.pvs.Assume(pv); err != nil {
-		return err
-	}
-	b.syncIndexLocked(pv.Name)
-	return nil
+	return b.changeVolumeLocked(pv.Name, func() error { return b.pvs.Assume(pv) })
 }
 
 // restoreVolume drops the assumed version of volume name.
 func (b *VolumeBinder) restoreVolume(name string) {
 	b.pvMu.Lock()
 	defer b.pvMu.Unlock()
-	b.pvs.Restore(name)
-	b.syncIndexLocked(name)
+	_ = b.changeVolumeLocked(name, func() error { b.pvs.Restore(name); return nil })
 }
 
 // notifier wakes every goroutine waiting for the next change.

@@ -17,7 +17,10 @@ import (
 // general index. A search asks the general index and the node's host index
 // and keeps the smaller answer, which is the answer one index over all
 // volumes gives (see find). Writers hold VolumeBinder.pvMu; searches run in
-// parallel with them and with each other.
+// parallel with them and with each other. A writer passes the version the
+// index holds (the volume cache's latest before the change): which index
+// holds a volume follows from it, so no map of volume names to hosts is
+// kept (about 45 bytes per volume).
 type volumeIndex struct {
 	general *pvindex.Index
 
@@ -27,10 +30,6 @@ type volumeIndex struct {
 	byHost map[string]*pvindex.Index
 	// claimed counts, per claim, the volumes whose claimRef names it.
 	claimed map[claimName]int
-
-	// where maps a volume name to its host ("" = general). Only writers
-	// use it.
-	where map[string]string
 }
 
 type claimName struct{ namespace, name string }
@@ -40,7 +39,6 @@ func newVolumeIndex() *volumeIndex {
 		general: pvindex.New(),
 		byHost:  make(map[string]*pvindex.Index),
 		claimed: make(map[claimName]int),
-		where:   make(map[string]string),
 	}
 }
 
@@ -64,18 +62,6 @@ func hostOf(pv *v1.PersistentVolume) string {
 	return e.Values[0]
 }
 
-// get returns the volume the index holds under name.
-func (x *volumeIndex) get(name string) (*v1.PersistentVolume, bool) {
-	host, ok := x.where[name]
-	if !ok {
-		return nil, false
-	}
-	x.mu.RLock()
-	ix := x.indexLocked(host)
-	x.mu.RUnlock()
-	return ix.Get(name)
-}
-
 // indexLocked returns the index of host. Called with mu held.
 func (x *volumeIndex) indexLocked(host string) *pvindex.Index {
 	if host == "" {
@@ -84,18 +70,17 @@ func (x *volumeIndex) indexLocked(host string) *pvindex.Index {
 	return x.byHost[host]
 }
 
-// set makes the index hold pv under name; nil removes name. Called with
+// set makes the index hold pv under name instead of old, the version it
+// holds now (nil: none); a nil pv removes name. Called with
 // VolumeBinder.pvMu held.
-func (x *volumeIndex) set(name string, pv *v1.PersistentVolume) {
-	oldHost, had := x.where[name]
-	var old *v1.PersistentVolume
-	if had {
-		old, _ = x.get(name)
-		if old == pv {
-			return
-		}
+func (x *volumeIndex) set(name string, old, pv *v1.PersistentVolume) {
+	if old == pv {
+		return
 	}
-	newHost := ""
+	oldHost, newHost := "", ""
+	if old != nil {
+		oldHost = hostOf(old)
+	}
 	if pv != nil {
 		newHost = hostOf(pv)
 	}
@@ -116,19 +101,15 @@ func (x *volumeIndex) set(name string, pv *v1.PersistentVolume) {
 	x.mu.Unlock()
 
 	if pv == nil {
-		if had {
-			oldIx.Delete(name)
-			delete(x.where, name)
-		}
+		oldIx.Delete(name)
 		return
 	}
 	// Insert before deleting, so that a concurrent search never misses a
 	// volume that stays available (it may see it twice, which is harmless).
 	newIx.Upsert(pv)
-	if had && oldIx != newIx {
+	if old != nil && oldIx != newIx {
 		oldIx.Delete(name)
 	}
-	x.where[name] = newHost
 }
 
 // find returns the volume kube-scheduler's FindMatchingVolume would choose

@@ -10,9 +10,16 @@
 //
 //	benchload -kubeconfig DIR/kubeconfig -n 1000 -pid PID -name kcm -limits 20/30
 //	benchload -kubeconfig DIR/kubeconfig -n 5000 -create-only    the API server's create rate, no binder
+//	benchload -kubeconfig DIR/kubeconfig -n 5000 -floor -limits 1000/2000 -floor-workers 32
+//	                                      the floor binder (floor.go), run as the binder of the workload
 //	benchload -kubeconfig DIR/kubeconfig -n 1000 -provisioner csi.e2e.volbind.io -name volbind
 //	    claims only, of an Immediate StorageClass of that provisioner, whose
 //	    external provisioner makes the volumes (hack/bench-provisioner.sh)
+//
+// The floor binder binds the N pairs as they appear, with exactly the four
+// writes per pair a binder must send, then waits for SIGTERM (so that the
+// workload can read its peak RSS): the bindings/s any binder with the same
+// client limits and workers can reach at best.
 package main
 
 import (
@@ -23,9 +30,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -52,6 +61,10 @@ type options struct {
 	timeout    time.Duration
 	header     bool
 	createOnly bool
+	// floor runs the floor binder (floor.go) instead of the workload, with
+	// floorWorkers workers and the client limits of limits.
+	floor        bool
+	floorWorkers int
 	// provisioner, when set, makes the workload claims only, of the
 	// Immediate StorageClass "bench-provisioned" of this provisioner.
 	provisioner string
@@ -69,10 +82,19 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "give up after this long")
 	flag.BoolVar(&o.header, "header", false, "print only the table header and exit")
 	flag.BoolVar(&o.createOnly, "create-only", false, "only create the pairs (no binder runs) and print how fast the API server took them")
+	flag.BoolVar(&o.floor, "floor", false, "be the floor binder: bind the -n pairs as they appear, with exactly 4 writes each and the client limits of -limits, then wait for SIGTERM")
+	flag.IntVar(&o.floorWorkers, "floor-workers", 32, "the floor binder's workers (volbind controller's --claim-workers)")
 	flag.StringVar(&o.provisioner, "provisioner", "", "create claims only, of an Immediate StorageClass of this (external) provisioner, which makes the volumes")
 	flag.Parse()
 	if o.header {
 		fmt.Println(header)
+		return
+	}
+	if o.floor {
+		if err := runFloor(o); err != nil {
+			fmt.Fprintln(os.Stderr, "benchload:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -82,6 +104,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
 		os.Exit(1)
 	}
+}
+
+// runFloor runs the floor binder until every pair is written, then waits
+// for SIGTERM or SIGINT.
+func runFloor(o options) error {
+	qps, burst, err := parseLimits(o.limits)
+	if err != nil {
+		return err
+	}
+	if o.n < 1 || o.floorWorkers < 1 {
+		return fmt.Errorf("-n and -floor-workers must be positive, got %d and %d", o.n, o.floorWorkers)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	fo := floorOptions{kubeconfig: o.kubeconfig, n: o.n, qps: qps, burst: burst, workers: o.floorWorkers, namespace: o.namespace}
+	cs, err := floorClient(fo)
+	if err != nil {
+		return err
+	}
+	if err := floorBind(ctx, cs, fo, os.Stderr); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
 }
 
 const header = "| binder | client qps/burst | pairs | time to all Bound | bindings/s | binder writes/pair | 409 conflicts | peak RSS |\n" +
@@ -182,7 +230,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 func createPair(ctx context.Context, cs kubernetes.Interface, ns string, i int) error {
 	size := resource.MustParse("1Gi")
 	pv := &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-pv-%05d", i)},
+		ObjectMeta: metav1.ObjectMeta{Name: volumeName(i)},
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:                      v1.ResourceList{v1.ResourceStorage: size},
 			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
@@ -215,7 +263,7 @@ func createProvisionedClass(ctx context.Context, cs kubernetes.Interface, provis
 func createClaim(ctx context.Context, cs kubernetes.Interface, ns, class string, i int) error {
 	size := resource.MustParse("1Gi")
 	pvc := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bench-pvc-%05d", i)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claimName(i)},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			StorageClassName: &class,

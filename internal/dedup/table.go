@@ -46,16 +46,13 @@ type Table struct {
 
 // Share replaces parts of obj by equal ones it was given before: the
 // labels and annotations of any object, and the capacities, requests,
-// access modes and node affinities of PersistentVolumes and
-// PersistentVolumeClaims. obj must be the caller's own: nobody else may
+// access modes, node affinities, and pointers to class names and volume
+// modes of PersistentVolumes and PersistentVolumeClaims. obj must be the caller's own: nobody else may
 // hold it yet.
 func (t *Table) Share(obj runtime.Object, parts Parts) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.in.resources == nil {
-		t.in = newInterner()
-	}
-	t.in.object(obj, parts)
+	t.interner().object(obj, parts)
 }
 
 // interner is a Table's state.
@@ -64,17 +61,45 @@ type interner struct {
 	strings   map[string]map[string]string
 	modes     map[string][]v1.PersistentVolumeAccessMode
 	affinity  map[string]*v1.VolumeNodeAffinity
+	// names and volumeModes hold the pointers to a class name or a volume
+	// mode that objects share, by the value they point to.
+	names       map[string]*string
+	volumeModes map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode
 	// key is the buffer keys are built in.
 	key []byte
 }
 
 func newInterner() interner {
 	return interner{
-		resources: map[string]v1.ResourceList{},
-		strings:   map[string]map[string]string{},
-		modes:     map[string][]v1.PersistentVolumeAccessMode{},
-		affinity:  map[string]*v1.VolumeNodeAffinity{},
+		resources:   map[string]v1.ResourceList{},
+		strings:     map[string]map[string]string{},
+		modes:       map[string][]v1.PersistentVolumeAccessMode{},
+		affinity:    map[string]*v1.VolumeNodeAffinity{},
+		names:       map[string]*string{},
+		volumeModes: map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode{},
 	}
+}
+
+// maxInternedName bounds the names the interner shares: class and volume
+// mode names are short; a long one is not worth a map entry.
+const maxInternedName = 253
+
+// setPointer sets *field to the shared pointer to a value equal to
+// **field; *field becomes the shared one when there is none. A nil or too
+// long value is left as it is. Objects of a cluster point to a handful of
+// class names and volume modes, 16 bytes each per object otherwise.
+func setPointer[T ~string](field **T, shared map[T]*T) {
+	p := *field
+	if p == nil || len(*p) > maxInternedName {
+		return
+	}
+	if q, ok := shared[*p]; ok {
+		if q != p {
+			*field = q
+		}
+		return
+	}
+	shared[*p] = p
 }
 
 // object replaces the maps and access modes of parts of o by shared equal
@@ -98,12 +123,17 @@ func (in *interner) object(o runtime.Object, parts Parts) {
 			if a := in.nodeAffinity(t.Spec.NodeAffinity); a != t.Spec.NodeAffinity {
 				t.Spec.NodeAffinity = a
 			}
+			setPointer(&t.Spec.VolumeMode, in.volumeModes)
+			setPointer(&t.Spec.VolumeAttributesClassName, in.names)
 		}
 	case *v1.PersistentVolumeClaim:
 		if meta {
 			setModes(&t.Spec.AccessModes, in.accessModes)
 			setResources(&t.Spec.Resources.Requests, in.resourceList)
 			setResources(&t.Spec.Resources.Limits, in.resourceList)
+			setPointer(&t.Spec.StorageClassName, in.names)
+			setPointer(&t.Spec.VolumeMode, in.volumeModes)
+			setPointer(&t.Spec.VolumeAttributesClassName, in.names)
 		}
 		if status {
 			setModes(&t.Status.AccessModes, in.accessModes)
@@ -137,15 +167,28 @@ func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// resourceList returns the shared ResourceList equal to l.
+// resourceList returns the shared ResourceList equal to l, which becomes
+// the shared one when there is none.
 func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
+	return in.resourceListOf(l, true)
+}
+
+// resourceListOf returns the shared ResourceList equal to l. When there is
+// none, l (own) or a deep copy of l becomes the shared one.
+func (in *interner) resourceListOf(l v1.ResourceList, own bool) v1.ResourceList {
 	if len(l) == 0 || len(l) > maxInternedEntries {
-		return l
+		if own {
+			return l
+		}
+		return cloneResources(l)
 	}
 	// String caches its result in the copy q, not in l.
 	in.key = appendSorted(in.key[:0], l, func(q resource.Quantity) string { return q.String() })
 	if shared, ok := in.resources[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		l = l.DeepCopy()
 	}
 	// The first of its content: it becomes the shared one. Caching each
 	// quantity's string (its wire form) spares the copies clients make of
@@ -158,24 +201,44 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	return l
 }
 
-// stringMap returns the shared map equal to m.
-func (in *interner) stringMap(m map[string]string) map[string]string {
+// stringMap returns the shared map equal to m, which becomes the shared
+// one when there is none.
+func (in *interner) stringMap(m map[string]string) map[string]string { return in.stringMapOf(m, true) }
+
+// stringMapOf returns the shared map equal to m. When there is none, m
+// (own) or a copy of m becomes the shared one.
+func (in *interner) stringMapOf(m map[string]string, own bool) map[string]string {
 	if len(m) == 0 || len(m) > maxInternedEntries {
-		return m
+		if own {
+			return m
+		}
+		return cloneStrings(m)
 	}
 	in.key = appendSorted(in.key[:0], m, func(v string) string { return v })
 	if shared, ok := in.strings[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		m = cloneStrings(m)
 	}
 	in.strings[string(in.key)] = m
 	return m
 }
 
 // accessModes returns the shared list equal to modes (same modes in the
-// same order).
+// same order), which becomes the shared one when there is none.
 func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	return in.accessModesOf(modes, true)
+}
+
+// accessModesOf returns the shared list equal to modes. When there is
+// none, modes (own) or a copy of it becomes the shared one.
+func (in *interner) accessModesOf(modes []v1.PersistentVolumeAccessMode, own bool) []v1.PersistentVolumeAccessMode {
 	if len(modes) == 0 || len(modes) > maxInternedEntries {
-		return modes
+		if own {
+			return modes
+		}
+		return cloneModes(modes)
 	}
 	in.key = in.key[:0]
 	for _, m := range modes {
@@ -184,16 +247,30 @@ func (in *interner) accessModes(modes []v1.PersistentVolumeAccessMode) []v1.Pers
 	if shared, ok := in.modes[string(in.key)]; ok {
 		return shared
 	}
-	modes = slices.Clip(modes)
+	if own {
+		modes = slices.Clip(modes)
+	} else {
+		modes = cloneModes(modes)
+	}
 	in.modes[string(in.key)] = modes
 	return modes
 }
 
-// nodeAffinity returns the shared node affinity equal to a: volumes of a
-// zone carry the same one.
+// nodeAffinity returns the shared node affinity equal to a (volumes of a
+// zone carry the same one), which becomes the shared one when there is
+// none.
 func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinity {
+	return in.nodeAffinityOf(a, true)
+}
+
+// nodeAffinityOf returns the shared node affinity equal to a. When there
+// is none, a (own) or a deep copy of a becomes the shared one.
+func (in *interner) nodeAffinityOf(a *v1.VolumeNodeAffinity, own bool) *v1.VolumeNodeAffinity {
 	if a == nil || a.Required == nil || len(a.Required.NodeSelectorTerms) > maxInternedEntries {
-		return a
+		if own {
+			return a
+		}
+		return a.DeepCopy()
 	}
 	// Every list is written with its length first: the key parses back
 	// into exactly one affinity.
@@ -213,6 +290,9 @@ func (in *interner) nodeAffinity(a *v1.VolumeNodeAffinity) *v1.VolumeNodeAffinit
 	}
 	if shared, ok := in.affinity[string(in.key)]; ok {
 		return shared
+	}
+	if !own {
+		a = a.DeepCopy()
 	}
 	in.affinity[string(in.key)] = a
 	return a

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func samePointer(a, b any) bool {
@@ -120,4 +121,29 @@ func TestShareAgainWritesNothing(t *testing.T) {
 		tab.Share(pv, All)
 	}
 	wg.Wait()
+}
+
+// TestSharePointers: equal class names and volume modes of volumes and
+// claims end up behind one pointer each, different ones do not.
+func TestSharePointers(t *testing.T) {
+	var tab Table
+	mode := func(m v1.PersistentVolumeMode) *v1.PersistentVolumeMode { return &m }
+	str := func(s string) *string { return &s }
+	claim := func(class string, m v1.PersistentVolumeMode) *v1.PersistentVolumeClaim {
+		return &v1.PersistentVolumeClaim{Spec: v1.PersistentVolumeClaimSpec{StorageClassName: str(class), VolumeMode: mode(m),
+			VolumeAttributesClassName: str("vac")}}
+	}
+	a, b, c := claim("gold", v1.PersistentVolumeFilesystem), claim("gold", v1.PersistentVolumeFilesystem), claim("silver", v1.PersistentVolumeBlock)
+	pv := &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{VolumeMode: mode(v1.PersistentVolumeFilesystem), VolumeAttributesClassName: str("vac")}}
+	for _, o := range []runtime.Object{a, b, c, pv} {
+		tab.Share(o, All)
+	}
+	if a.Spec.StorageClassName != b.Spec.StorageClassName || a.Spec.VolumeMode != b.Spec.VolumeMode ||
+		a.Spec.VolumeMode != pv.Spec.VolumeMode || a.Spec.VolumeAttributesClassName != pv.Spec.VolumeAttributesClassName {
+		t.Errorf("equal class names and volume modes are not shared")
+	}
+	if a.Spec.StorageClassName == c.Spec.StorageClassName || a.Spec.VolumeMode == c.Spec.VolumeMode ||
+		*c.Spec.StorageClassName != "silver" || *c.Spec.VolumeMode != v1.PersistentVolumeBlock {
+		t.Errorf("different class names or volume modes share a pointer: %s %s", *c.Spec.StorageClassName, *c.Spec.VolumeMode)
+	}
 }

@@ -178,7 +178,8 @@ func BenchmarkFindMatchingVolume(b *testing.B) {
 }
 
 // BenchmarkUpsert replaces one volume of an index of n with a new version of
-// another size (the informer update path).
+// another size (the informer update path), and (change=phase) a bound
+// volume with a version of another phase, which keeps its place.
 func BenchmarkUpsert(b *testing.B) {
 	for _, n := range benchSizes {
 		vols := benchCluster(n)
@@ -205,6 +206,23 @@ func BenchmarkUpsert(b *testing.B) {
 				} else {
 					ix.Upsert(vols[j])
 				}
+				i++
+			}
+		})
+		bound := make([][2]*v1.PersistentVolume, len(vols))
+		for i, pv := range vols {
+			pv = pv.DeepCopy()
+			pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: pv.Name, UID: "uid"}
+			released := pv.DeepCopy()
+			pv.Status.Phase, released.Status.Phase = v1.VolumeBound, v1.VolumeReleased
+			bound[i] = [2]*v1.PersistentVolume{pv, released}
+			ix.Upsert(pv)
+		}
+		b.Run(fmt.Sprintf("pvs=%d/change=phase", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				ix.Upsert(bound[i%n][(i/n)%2])
 				i++
 			}
 		})

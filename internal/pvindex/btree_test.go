@@ -105,7 +105,7 @@ func TestTreeAgainstSortedSlice(t *testing.T) {
 			} else if ok {
 				continue
 			}
-			r := &record{key: key{cap: capacity{n: int64(rng.IntN(50))}, name: name}}
+			r := &record{derived: derived{key: key{cap: capacity{n: int64(rng.IntN(50))}, name: name}}}
 			if rng.IntN(50) == 0 {
 				q := resource.MustParse(fmt.Sprintf("%dm", rng.IntN(50000)))
 				r.key.cap = capacity{big: &q}

@@ -387,3 +387,46 @@ func TestClaimedBy(t *testing.T) {
 		t.Errorf("ClaimedBy with no other volume: %v allocations, want 0", allocs)
 	}
 }
+
+// TestUpsertInPlace: a new version that keeps the record's place replaces
+// the volume in it (Get and FindBestMatch return the new version), but a
+// changed claimRef still moves the volume to its new claim and a changed
+// node affinity is evaluated anew.
+func TestUpsertInPlace(t *testing.T) {
+	ix := New()
+	ix.Upsert(mkPV("a", "10Gi", pvClaim("ns", "x", "u")))
+	bound := mkPV("a", "10Gi", pvClaim("ns", "x", "u"), pvPhase(v1.VolumeBound))
+	ix.Upsert(bound)
+	if got, _ := ix.Get("a"); got != bound {
+		t.Errorf("Get(a) after a phase change = %p, want the new version %p", got, bound)
+	}
+	if got := ix.ClaimedBy("ns", "x", ""); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("ClaimedBy(ns/x) after a phase change = %v, want [a]", got)
+	}
+	ix.Upsert(mkPV("a", "10Gi", pvClaim("ns", "y", "u2"), pvPhase(v1.VolumeBound)))
+	if got := ix.ClaimedBy("ns", "x", ""); len(got) != 0 {
+		t.Errorf("ClaimedBy(ns/x) after the claimRef moved to ns/y = %v, want none", got)
+	}
+	if got := ix.ClaimedBy("ns", "y", ""); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("ClaimedBy(ns/y) after the claimRef moved to ns/y = %v, want [a]", got)
+	}
+
+	ix.Upsert(mkPV("z", "10Gi", pvZone("a")))
+	find := func(zone string) string {
+		pv, err := ix.FindBestMatch(mkPVC("1Gi"), FindOptions{Node: zoneNode(zone)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nameOrEmpty(pv)
+	}
+	if got := find("a"); got != "z" {
+		t.Fatalf("FindBestMatch on zone a = %q, want z", got)
+	}
+	ix.Upsert(mkPV("z", "10Gi", pvZone("b")))
+	if got := find("a"); got != "" {
+		t.Errorf("FindBestMatch on zone a after z moved to zone b = %q, want none", got)
+	}
+	if got := find("b"); got != "z" {
+		t.Errorf("FindBestMatch on zone b after z moved to zone b = %q, want z", got)
+	}
+}

@@ -51,12 +51,23 @@ func modeOrDefault(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
 // record is what the Index derives from one volume when it is upserted, so
 // that FindBestMatch reads precomputed fields only.
 type record struct {
-	pv    *v1.PersistentVolume // shared with the caller; read-only
-	key   key
-	group Group
+	pv *v1.PersistentVolume // shared with the caller; read-only
 
 	// affinity is the parsed spec.nodeAffinity.required, built on first use.
 	affinity atomic.Pointer[nodeaffinity.LazyErrorNodeSelector]
+
+	derived
+
+	// The claimRef is read from pv, not copied here: there is one record
+	// per volume, and with the small fields last a record takes 112 bytes
+	// instead of 176.
+}
+
+// derived is what a record derives from its volume, apart from the parsed
+// node affinity.
+type derived struct {
+	key   key
+	group Group
 
 	modes    modeSet
 	deleting bool // deletionTimestamp is set
@@ -64,26 +75,41 @@ type record struct {
 	// allows it) and not being deleted, so the record sits in the tree of
 	// its group and mode set.
 	candidate bool
-
-	// The claimRef is read from pv, not copied here: there is one record
-	// per volume, and with the small fields last a record takes 112 bytes
-	// instead of 176.
 }
 
-// newRecord derives the record of pv; unmarked makes a volume whose phase is
-// empty or Pending a candidate too (Options.UnmarkedCandidates).
-func newRecord(pv *v1.PersistentVolume, unmarked bool) *record {
-	r := &record{
-		pv:       pv,
+// derive returns what a record of pv derives; unmarked makes a volume
+// whose phase is empty or Pending a candidate too
+// (Options.UnmarkedCandidates).
+func derive(pv *v1.PersistentVolume, unmarked bool) derived {
+	d := derived{
 		key:      key{cap: storageOf(pv.Spec.Capacity), name: pv.Name},
 		modes:    volumeModes(pv.Spec.AccessModes),
 		group:    VolumeGroup(pv),
 		deleting: pv.DeletionTimestamp != nil,
 	}
 	phase := pv.Status.Phase
-	r.candidate = !r.hasClaim() && !r.deleting &&
+	d.candidate = pv.Spec.ClaimRef == nil && !d.deleting &&
 		(phase == v1.VolumeAvailable || unmarked && (phase == "" || phase == v1.VolumePending))
-	return r
+	return d
+}
+
+// same reports whether d and e place a volume alike in the Index: same
+// key, group, access modes, deletion and candidacy.
+func (d *derived) same(e *derived) bool {
+	return d.key.name == e.key.name && d.key.cap.compare(e.key.cap) == 0 && d.group == e.group &&
+		d.modes == e.modes && d.deleting == e.deleting && d.candidate == e.candidate
+}
+
+// newRecord derives the record of pv; see derive for unmarked.
+func newRecord(pv *v1.PersistentVolume, unmarked bool) *record {
+	return &record{pv: pv, derived: derive(pv, unmarked)}
+}
+
+// sameClaimKey reports whether a and b have no claimRef, or claimRefs
+// that name the same claim: the key the Index lists them under.
+func sameClaimKey(a, b *v1.PersistentVolume) bool {
+	ra, rb := a.Spec.ClaimRef, b.Spec.ClaimRef
+	return ra == nil && rb == nil || ra != nil && rb != nil && ra.Namespace == rb.Namespace && ra.Name == rb.Name
 }
 
 // hasClaim reports whether the volume has a claimRef.
