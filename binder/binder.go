@@ -254,6 +254,7 @@ func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
 		// Deleted (the delete handler has queued its volume) or never seen.
 		return nil
 	}
+	b.observe(claim)
 	if err := validateClaim(claim); err != nil {
 		b.invalidEvent(claim, err)
 		return err
@@ -269,6 +270,7 @@ func (b *Binder) syncVolumeKey(ctx context.Context, name string) error {
 		// Deleted (the delete handler has queued its claim) or never seen.
 		return nil
 	}
+	b.observe(pv)
 	if err := validateVolume(pv); err != nil {
 		b.invalidEvent(pv, err)
 		return err

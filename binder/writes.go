@@ -30,7 +30,7 @@ func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update")
-	b.keepVolume(ctx, out)
+	b.keepWrittenVolume(ctx, out)
 	return out, nil
 }
 
@@ -41,7 +41,7 @@ func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update_status")
-	b.keepVolume(ctx, out)
+	b.keepWrittenVolume(ctx, out)
 	return out, nil
 }
 
@@ -52,7 +52,7 @@ func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) 
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update")
-	b.keepClaim(ctx, out)
+	b.keepWrittenClaim(ctx, out)
 	return out, nil
 }
 
@@ -63,7 +63,7 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update_status")
-	b.keepClaim(ctx, out)
+	b.keepWrittenClaim(ctx, out)
 	return out, nil
 }
 
@@ -98,37 +98,66 @@ func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeC
 	b.keepClaim(ctx, fresh)
 }
 
-// keepVolume caches a volume the Binder wrote or read. A volume new to the
-// cache (its own create's answer, a read of an object no event has
-// delivered yet) is tracked and queued like one from an event, so that it
-// is synced once even when its informer Add, carrying the same
-// resourceVersion, is then dropped as not newer.
+// keepVolume caches a volume the Binder read or created. No sync has seen
+// that version: a volume new to the cache (its own create's answer, a read
+// of an object no event has delivered yet) or of another UID than the
+// cached one (re-created under its name) is tracked and queued like one
+// from an event, so that it is synced once even when its informer event,
+// carrying the same resourceVersion, is then dropped as not newer; a newer
+// version of the cached volume is queued by its own event (see
+// store.shareVolume) or by the retry of the sync that read it.
 func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
-	_, known := b.store.volume(pv.Name)
-	stored, err := b.store.storeVolume(pv)
+	prev, known := b.store.volume(pv.Name)
+	stored, err := b.store.learnVolume(pv)
 	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		klog.FromContext(ctx).V(2).Info("Cannot cache volume", "volumeName", pv.Name, "err", err)
 		return
 	}
-	if stored && !known {
+	if stored && (!known || prev.UID != pv.UID) {
 		wk := volumeWork(pv.Name)
 		b.work.track(wk)
 		b.work.add(wk)
 	}
 }
 
+// keepWrittenVolume caches the answer to the Binder's update of a volume:
+// the version a sync or an operation decided on, which needs no sync of
+// its own (Config.Observer is told so).
+func (b *Binder) keepWrittenVolume(ctx context.Context, pv *v1.PersistentVolume) {
+	stored, err := b.store.storeVolume(pv)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if stored {
+		b.observe(pv)
+	}
+}
+
 // keepClaim is keepVolume for claims.
 func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	_, known := b.store.claim(key)
+	prev, known := b.store.claim(key)
+	stored, err := b.store.learnClaim(pvc)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache claim", "PVC", klog.KObj(pvc), "err", err)
+		return
+	}
+	if stored && (!known || prev.UID != pvc.UID) {
+		wk := claimWork(key)
+		b.work.track(wk)
+		b.work.add(wk)
+	}
+}
+
+// keepWrittenClaim is keepWrittenVolume for claims.
+func (b *Binder) keepWrittenClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 	stored, err := b.store.storeClaim(pvc)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written claim", "PVC", klog.KObj(pvc), "err", err)
 		return
 	}
-	if stored && !known {
-		wk := claimWork(key)
-		b.work.track(wk)
-		b.work.add(wk)
+	if stored {
+		b.observe(pvc)
 	}
 }
