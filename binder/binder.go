@@ -43,6 +43,10 @@ type Binder struct {
 	// until the volume is made Available: an operation that scrubbed but
 	// could not unbind the volume only unbinds when it runs again.
 	scrubbed sync.Map // types.UID -> types.UID
+	// deleted holds the UIDs of the volumes whose storage a Deleter has
+	// deleted, until the volume object is gone: the Deleter is never
+	// called for them again, whatever a later read or write answers.
+	deleted sync.Map // types.UID -> struct{}
 
 	// work tracks the queues, retries, resyncs and quiescence; avail
 	// decides when unbound volumes are marked Available.

@@ -87,6 +87,7 @@ func (b *Binder) volumeDeleted(obj any) {
 	if !ok || pv == nil {
 		return
 	}
+	b.forgetDeleted(pv.UID)
 	cached, gone := b.store.deleteVolume(pv)
 	if gone {
 		// Unless a volume re-created under the name is held: its
