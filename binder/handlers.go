@@ -134,6 +134,7 @@ func (b *Binder) claimDeleted(obj any) {
 	}
 	cached, gone := b.store.deleteClaim(pvc)
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+	b.releaseHold(key, pvc.UID)
 	if gone {
 		b.work.forget(claimWork(key))
 		b.avail.claimGone(key)
