@@ -43,20 +43,21 @@ type reservations struct {
 	missed   map[string]struct{}
 	freed    uint64
 	// held maps a claim's key to its hold.
-	held map[string]hold
+	held map[string]claimHold
 	// holds is len(held), read without mu by the syncs that only drop
 	// holds (dropHold), so that they cost nothing while there is none.
 	holds atomic.Int32
 }
 
-// hold is a volume reserved for a claim (by UID) beyond the claim's sync.
-type hold struct {
+// claimHold is a volume reserved for a claim (by UID) beyond the claim's
+// sync.
+type claimHold struct {
 	volume string
 	uid    types.UID
 }
 
 func newReservations() *reservations {
-	return &reservations{reserved: make(map[string]bool), missed: make(map[string]struct{}), held: make(map[string]hold)}
+	return &reservations{reserved: make(map[string]bool), missed: make(map[string]struct{}), held: make(map[string]claimHold)}
 }
 
 // hold turns a claim sync's reservation of volume into the hold of the
@@ -64,7 +65,7 @@ func newReservations() *reservations {
 func (r *reservations) hold(key string, uid types.UID, volume string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.held[key] = hold{volume: volume, uid: uid}
+	r.held[key] = claimHold{volume: volume, uid: uid}
 	r.holds.Store(int32(len(r.held)))
 }
 
