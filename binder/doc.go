@@ -33,7 +33,9 @@
 //   - the reservations (reservations.go) keep two claim workers from
 //     binding one volume: a claim searches the volume index without a
 //     shared lock, on a snapshot of the reserved volumes, and reserves what
-//     it found with check-and-retry.
+//     it found with check-and-retry. A reservation outlives its sync as
+//     the claim's hold when the volume's claimRef write may have landed
+//     unseen (claimed.go).
 //   - the store (store.go) holds the latest version of every volume and
 //     claim, from events and from the answers to the Binder's writes, and
 //     the volume index built from the same versions.
