@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/cache"
 )
@@ -30,8 +31,8 @@ var errClaimedVolumeReserved = errors.New("binder: the volume bound to the claim
 // ownVolume returns, reserved against other claim syncs and locked, the
 // volume that is the claim's already: the volume of the claim's hold (see
 // reservations) once it is known to point at the claim, or else a volume
-// the cache shows bound by the Binder (pv.kubernetes.io/bound-by-controller)
-// to the claim's UID, a binding an earlier sync began. A hold whose volume
+// the cache shows bound to the claim's UID, a binding an earlier sync
+// began. A hold whose volume
 // the cache does not show bound to the claim is resolved by reading the
 // volume; when that read fails the hold stays and the error is returned,
 // so that nothing else is decided for the claim. It returns nil when no
@@ -45,7 +46,7 @@ func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim)
 		name = ""
 	}
 	if name == "" {
-		if name = b.controllerBoundTo(claim); name == "" {
+		if name = b.boundTo(claim); name == "" {
 			return nil, nil
 		}
 		if !b.reservations.tryReserve(name) {
@@ -77,11 +78,11 @@ func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim)
 	return pv, nil
 }
 
-// controllerBoundTo returns the name of a cached volume that the Binder
-// bound to the claim's UID, or "".
-func (b *Binder) controllerBoundTo(claim *v1.PersistentVolumeClaim) string {
+// boundTo returns the name of a cached volume bound to the claim's UID
+// (the first by name), or "".
+func (b *Binder) boundTo(claim *v1.PersistentVolumeClaim) string {
 	for _, name := range b.store.index.ClaimedBy(claim.Namespace, claim.Name, "") {
-		if pv, ok := b.store.volume(name); ok && boundToUID(pv, claim) && metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
+		if pv, ok := b.store.volume(name); ok && boundToUID(pv, claim) {
 			return name
 		}
 	}
@@ -96,16 +97,23 @@ func boundToUID(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
 
 // bindReserved binds claim to pv, a volume its sync reserved and locked
 // (ownVolume, findAndLock), and ends the reservation and the lock. A
-// volume the Binder bound to the claim earlier (bound-by-controller) must
-// still satisfy the claim (fitsClaim); one that does not (the claim got a
+// volume bound to the claim's UID already must still satisfy the claim:
+// all of its matching rules (fitsClaim) when the Binder chose it
+// (bound-by-controller), Kubernetes' rules for a pre-bound volume
+// (fitsPrebound) when a user did. One that does not (the claim got a
 // class, or the volume changed, since) has that binding rolled back
-// instead, and bound is false. When the write of the volume's claimRef
-// fails in a way that may have been carried out, the reservation becomes
-// the claim's hold, resolved by its next sync.
+// instead (a user's pre-binding by name stays), and bound is false. When
+// the write of the volume's claimRef fails in a way that may have been
+// carried out, the reservation becomes the claim's hold, resolved by its
+// next sync.
 func (b *Binder) bindReserved(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (bound bool, err error) {
 	name := pv.Name
-	if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) && boundToUID(pv, claim) {
-		if ferr := fitsClaim(pv, claim); ferr != nil {
+	if boundToUID(pv, claim) {
+		fits := fitsPrebound
+		if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
+			fits = fitsClaim
+		}
+		if ferr := fits(pv, claim); ferr != nil {
 			klog.FromContext(ctx).V(2).Info("Volume bound to claim no longer matches it, rolling back", "PVC", klog.KObj(claim), "volumeName", name, "reason", ferr)
 			err := b.unbindVolume(ctx, pv)
 			b.endChoice(name)
@@ -158,6 +166,25 @@ func fitsClaim(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
 	}
 	if !sel.Matches(labels.Set(pv.Labels)) {
 		return errors.New("the volume's labels do not match the claim's selector")
+	}
+	return nil
+}
+
+// fitsPrebound says why a volume a user pre-bound to the claim cannot be
+// bound to it, with the checks Kubernetes' FindMatchingVolume makes of a
+// pre-bound volume (not its class, selector or phase), or returns nil.
+func fitsPrebound(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	switch {
+	case pv.DeletionTimestamp != nil:
+		return fmt.Errorf("the volume is marked for deletion %q", pv.Name)
+	case capacity.Cmp(requested) < 0:
+		return errors.New("requested PV is too small")
+	case volume.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec):
+		return errors.New("incompatible volumeMode")
+	case ptr.Deref(claim.Spec.VolumeAttributesClassName, "") != ptr.Deref(pv.Spec.VolumeAttributesClassName, ""):
+		return errors.New("volumeAttributesClassName does not match")
 	}
 	return nil
 }

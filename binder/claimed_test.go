@@ -68,7 +68,7 @@ func TestVolumeNamingClaimIsItsFirst(t *testing.T) {
 // volume's claimRef with bound-by-controller) completes only if the volume
 // still satisfies the claim; otherwise it is rolled back. A volume the user
 // pre-bound keeps Kubernetes' rule: its claim takes it whatever its class
-// and labels.
+// and labels, if it is large enough.
 func TestControllerBindingMustStillMatch(t *testing.T) {
 	t.Parallel()
 	gold := pvcClass(ptr.To("gold"))
@@ -99,6 +99,13 @@ func TestControllerBindingMustStillMatch(t *testing.T) {
 		objs:       objs(newPV("pv1", "10Gi", append([]pvOpt{pvLabels("tier", "fast")}, began...)...), newPVC("claim1", "1Gi", sel)),
 		sync:       "claim/claim1",
 		want:       []string{"pv1=Bound:claim1", "claim1=Bound:pv1"},
+		wantWrites: 2,
+	}, {
+		name:       "pre-bound by the user with UID, too small since: UID dropped, the pre-binding stays",
+		objs:       objs(newPV("pv1", "1Gi", boundTo("claim1", "uid-claim1"), pvPhase(v1.VolumeBound)), newPVC("claim1", "2Gi")),
+		sync:       "claim/claim1",
+		want:       []string{"pv1=Available:claim1(prebound)", "claim1=Pending:"},
+		wantEvents: []string{ReasonFailedBinding},
 		wantWrites: 2,
 	}, {
 		name:       "pre-bound by the user, other class: bound as Kubernetes does",
