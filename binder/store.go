@@ -25,8 +25,16 @@ type tombstone struct {
 }
 
 // store holds the latest version of every volume and claim, from events and
-// from the answers to the Binder's own writes, plus the volume index built
-// from the same versions.
+// from the answers to the Binder's own writes and reads, plus the volume
+// index built from the same versions.
+//
+// Invariant, under mu: a key's tombstone holds the newest version of the
+// key deleted so far, taken from the deleted object's own versions only, so
+// that no version older than a deletion is stored again and no object
+// re-created under the key is removed or kept out by its predecessor's
+// delete event; a key is in learnedVolumes or learnedClaims exactly while
+// its cached version came from a read that no event of that version has
+// matched yet.
 type store struct {
 	clock clock.PassiveClock
 
