@@ -26,16 +26,27 @@
 //   - [github.com/volbind/volbind/binder] composes all of these over client-go
 //     workqueues into the Binder: claim and volume sync loops, best-fit
 //     matching in O(log N), binding, reclaim, provisioning and delayed
-//     binding. [github.com/volbind/volbind/binder/bindertest] is an in-memory
-//     API server with kube-apiserver's semantics for tests and simulations.
+//     binding.
+//   - [github.com/volbind/volbind/binder/scheduling] is the scheduler's side
+//     of delayed binding, kube-scheduler's VolumeBinding plugin as a
+//     library: which nodes can serve a pod's claims, and the writes that
+//     hand the choice to the Binder.
+//   - [github.com/volbind/volbind/binder/bindertest] is an in-memory API
+//     server with kube-apiserver's semantics and fault injection, for
+//     testing a Binder's wiring without a cluster;
+//     [github.com/volbind/volbind/recycler/recyclertest] is a small fake of
+//     the recycler's pod API.
 //   - [github.com/volbind/volbind/nodepool] binds waiting pods to per-pod
 //     nodes, boots and stops nodes and keeps standby pools; it imports only
 //     zones.
-//   - The packages under internal/ are implementation the others share and
-//     users cannot import: pvindex (the best-fit volume index), shard (one
-//     seeded hash and one padded shard type) and pvsource (the names of the
-//     members of the PersistentVolumeSource union). They import nothing else
-//     of ours.
+//
+// Each package's comment says who it is for. The packages under internal/
+// are this repository's own, which users cannot import: implementation the
+// packages above share (pvindex, the best-fit volume index; shard, one
+// seeded hash and one padded shard type; pvsource, the names of the members
+// of the PersistentVolumeSource union; dedup, shared copies of equal maps
+// and affinities), the volbind program's commands (simulate, controller,
+// and what they share: cli and manifest) and the chaos suite (chaos).
 //
 // The command github.com/volbind/volbind/cmd/volbind runs the Binder, either
 // on the embedded in-memory API ("volbind simulate") or against a real
@@ -44,27 +55,11 @@
 // # Conventions
 //
 // Every package follows one convention per concern, so that a part reads
-// like the next:
-//
-//   - Configuration: a constructor takes a Config struct whose zero value
-//     works; every field documents its default. No functional options.
-//   - Logging: calls that take a ctx log through klog.FromContext(ctx). A
-//     part that logs where no ctx is at hand (informer event handlers,
-//     background loops) has a klog.Logger field named Logger in its Config,
-//     whose zero value means klog.Background(). A library never configures
-//     klog.
-//   - Time: a Clock field typed with the narrowest k8s.io/utils/clock
-//     interface the part needs (PassiveClock to read the time, Clock or
-//     WithTicker for timers); nil means clock.RealClock{}. Never a
-//     now func() time.Time.
-//   - Metrics: a Registerer field; nil means no metrics, in every package.
-//     Nothing is ever registered globally.
-//   - Errors: sentinels for errors.Is and typed errors for errors.As; every
-//     error text starts with its package's prefix ("cache: ",
-//     "scheduling: ", ...). One sentinel per meaning: binder.ErrInvalidObject
-//     is cache.ErrInvalidObject.
-//   - Test doubles users need live in a test package of their own
-//     (binder/bindertest); its Server is the binder's API and NodeGetter.
-//   - Benchmarks live beside the code they measure; the root bench_test.go
-//     holds only end-to-end paths.
+// like the next: a constructor takes a Config struct whose zero value works;
+// logs go to klog.FromContext(ctx), or to a Config.Logger where no ctx is at
+// hand, and a library never configures klog; time comes from a Config.Clock
+// (nil: the real clock); metrics go to a Config.Registerer (nil: none, and
+// nothing is registered globally); errors are sentinels for errors.Is and
+// typed errors for errors.As, their text prefixed with the package's name.
+// CONTRIBUTING.md spells the conventions out for contributors.
 package volbind

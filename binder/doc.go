@@ -312,4 +312,9 @@
 // context (the event handlers), with structured keys, and Prometheus
 // metrics to the configured Registerer (nil: no metrics). There is no
 // package-level state.
+//
+// It is for platform and storage engineers who bind volumes in a controller
+// of their own, instead of kube-controller-manager's PersistentVolume
+// binder; "volbind controller" is such a controller, and
+// binder/bindertest tests one without a cluster.
 package binder

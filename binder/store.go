@@ -147,11 +147,10 @@ func takeLearnedLocked(learned map[string]struct{}, key string) bool {
 // shareVolume replaces the cached volume with pv, the informer's copy of
 // the same version, when the cached one has that version. The cached one is then usually the answer to the Binder's own write (a
 // separately decoded object, with managedFields): swapping it for the copy
-// the informer caches too leaves one object per volume in memory (issue 20:
-// the answers were half of the controller's heap at 5,000 pairs). It
-// reports whether the cached version was learned from a read: no sync has
-// seen it yet, and its event must queue the volume as a newer version's
-// would.
+// the informer caches too leaves one object per volume in memory (the answers
+// were half of the controller's heap at 5,000 pairs). It reports whether the
+// cached version was learned from a read: no sync has seen it yet, and its
+// event must queue the volume as a newer version's would.
 func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,4 +23,8 @@
 // ResourceVersions are compared as unsigned integers, as etcd issues them
 // ([ParseVersion]); a version that is not an integer is an error, never a
 // string comparison. All types are safe for concurrent use.
+//
+// It is for authors of controllers that decide from informer data and must
+// see their own writes at once; binder and binder/scheduling are built on
+// it.
 package cache

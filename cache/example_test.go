@@ -73,7 +73,7 @@ func ExampleAssume() {
 func ExampleLatest() {
 	latest := cache.NewLatest[*v1.PersistentVolume]()
 	informerPV := volume("pv1", "gold", "10", "")
-	latest.Store(informerPV) // from the informer
+	_, _ = latest.Store(informerPV) // from the informer; versions here are valid, so no error
 
 	// Our write succeeds; the API server returns version 11.
 	written := volume("pv1", "gold", "11", "claim-a")

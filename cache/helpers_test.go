@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 func newPV(name, class, rv string) *v1.PersistentVolume {
@@ -27,10 +26,6 @@ func newPV(name, class, rv string) *v1.PersistentVolume {
 
 func newPVC(ns, name, rv string) *v1.PersistentVolumeClaim {
 	return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
-}
-
-func newPod(ns, name, uid string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}}
 }
 
 // describe renders objects as sorted "key@rv" strings for comparisons.

@@ -34,4 +34,8 @@
 //
 // Periods start at multiples of Period since the Unix epoch, so the same
 // keys added in the same order get the same offsets in every process.
+//
+// It is for authors of controllers that resync many objects periodically
+// and want a flat load instead of a burst per period; the binder's resync
+// runs on it.
 package jitter

@@ -230,7 +230,7 @@ func slices(adds []enqueue, period time.Duration, n int) ([]int, float64) {
 	return counts, float64(busiest) / (float64(total) / float64(n))
 }
 
-// TestResyncFlat is issue 2's measure: 10,000 keys, a period cut into 100
+// TestResyncFlat is the flatness goal: 10,000 keys, a period cut into 100
 // equal slices, busiest slice at most 1.2 × the mean, counted from the
 // times the keys are really enqueued on a fake clock.
 func TestResyncFlat(t *testing.T) {

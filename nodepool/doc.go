@@ -42,4 +42,7 @@
 // pod's bound node (marking it claimed), "no binding yet" or "retry"; Return
 // puts an unused node back or sends a used one to cleanup. Both honour ctx
 // and start no goroutines.
+//
+// It is for authors of orchestrators that give every pod a machine of its
+// own; it is independent of the binder and imports only zones.
 package nodepool

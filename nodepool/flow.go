@@ -69,7 +69,8 @@ func (g *flowGraph) bfs(s, t int) bool {
 		g.level[i] = -1
 	}
 	g.level[s] = 0
-	q := append(g.queue[:0], int32(s))
+	q := g.queue[:0]
+	q = append(q, int32(s))
 	for i := 0; i < len(q); i++ {
 		u := q[i]
 		for e := g.head[u]; e >= 0; e = g.next[e] {

@@ -22,4 +22,8 @@
 // or waits for it, so a long-running process does not accumulate keys.
 //
 // All methods are safe for concurrent use.
+//
+// It is for authors of controllers that run long operations per object
+// (provision, delete, recycle) and must never run two at once for one
+// object; the binder runs its operations and per-object locks on it.
 package operations

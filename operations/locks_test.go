@@ -167,7 +167,7 @@ func (v *volume) observe() {
 	}
 }
 
-// kubelet reproduces the race of issue 2's seed: a starting pod's SetUp and
+// kubelet reproduces a race of the kubelet's: a starting pod's SetUp and
 // a dying pod's TearDown of the same volume. Each operation, when it is
 // half done, waits until the other is either blocked in Lock (it must
 // then not enter) or has looked at the volume (it wrongly entered).

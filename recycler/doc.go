@@ -38,4 +38,8 @@
 // Recycle starts no goroutine of its own and stops its watch before it
 // returns. It does not change the PersistentVolume: marking it Available
 // again, or Failed with the error's message, is the caller's job.
+//
+// It is for authors of controllers that reclaim Recycle volumes themselves;
+// the binder uses it as its VolumeRecycler, and recyclertest fakes its
+// PodAPI for their tests.
 package recycler

@@ -35,4 +35,8 @@
 //
 // Everything here is a pure function of its arguments, except Matcher, which
 // is safe for concurrent use. No function modifies its arguments.
+//
+// It is for authors of provisioners, schedulers and controllers that place
+// cloud volumes by zone and region; binder, binder/scheduling and nodepool
+// use it.
 package zones

@@ -31,4 +31,9 @@
 // returns), and Config.AdoptSeeds stores the objects given to Seed. That
 // is how volbind simulate holds a million pairs. All methods are safe for
 // concurrent use.
+//
+// It is for embedders who test their own wiring of a binder.Binder,
+// scheduling.VolumeBinder or recycler.Recycler without a cluster, and it is
+// what this repository's tests, benchmarks, chaos suite and "volbind
+// simulate" run on.
 package bindertest

@@ -45,4 +45,8 @@
 // buckets, which start at 1000 s; the same observations go
 // to volbind_scheduler_volume_stage_duration_seconds, whose buckets run from
 // 1 µs to 16.8 s.
+//
+// It is for authors of schedulers that place pods whose claims the Binder
+// binds: a kube-scheduler plugin (the scheduler/ module of this repository
+// builds one on it) or an orchestrator's own placement loop.
 package scheduling

@@ -8,36 +8,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
-	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
+
+	"github.com/volbind/volbind/internal/cli"
+	"github.com/volbind/volbind/internal/controller"
+	"github.com/volbind/volbind/internal/simulate"
 )
-
-// exitError carries the process exit status of a command that ran to the end
-// but must report failure (broken invariants).
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	klog.Flush()
-	var ee exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		os.Exit(ee.code)
-	case errors.Is(err, flag.ErrHelp): // -h: the usage was asked for
-	case isFlagError(err):
-		os.Exit(2) // the flag package has printed the problem and the usage
-	default:
-		fmt.Fprintln(os.Stderr, "volbind:", err)
-		os.Exit(1)
-	}
+	os.Exit(exitStatus(err, os.Stderr))
 }
 
 const usage = `usage: volbind <command> [flags]
@@ -54,29 +39,13 @@ Run "volbind <command> -h" for the flags of a command.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitError{code: 2}
+		return cli.ExitError{Code: 2}
 	}
 	switch args[0] {
 	case "simulate":
-		o, err := parseSimulateFlags(args[1:], stderr)
-		if err != nil {
-			return err
-		}
-		ctx, err = withLogger(ctx, o.Verbosity, true)
-		if err != nil {
-			return err
-		}
-		return simulate(ctx, o, stdin, stdout, stderr)
+		return simulate.Run(ctx, args[1:], stdin, stdout, stderr)
 	case "controller":
-		o, err := parseControllerFlags(args[1:], stderr)
-		if err != nil {
-			return err
-		}
-		if o.showVersion != "false" {
-			printVersion(stdout, o.showVersion)
-			return nil
-		}
-		return runController(ctx, o) // configures klog from the logging flags
+		return controller.Run(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -86,30 +55,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-// flagError is a command-line syntax error the flag package reported.
-type flagError struct{ err error }
-
-func (e flagError) Error() string { return e.err.Error() }
-func (e flagError) Unwrap() error { return e.err }
-
-func isFlagError(err error) bool {
-	var fe flagError
-	return errors.As(err, &fe)
-}
-
-// withLogger returns ctx with the logger the Binder logs to: klog at
-// verbosity v, or no logger at all when quietByDefault and v is 0 (the
-// simulation's injected faults would otherwise fill the terminal).
-func withLogger(ctx context.Context, v int, quietByDefault bool) (context.Context, error) {
-	if quietByDefault && v == 0 {
-		return klog.NewContext(ctx, logr.Discard()), nil
+// exitStatus is the process exit status for the error run returned; it
+// prints the error to stderr when no one has told the user yet.
+func exitStatus(err error, stderr io.Writer) int {
+	var ee cli.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code // the command has said why
+	case errors.Is(err, flag.ErrHelp): // -h: the usage was asked for
+		return 0
+	case cli.IsFlagError(err):
+		return 2 // the flag package has printed the problem and the usage
 	}
-	if v > 0 {
-		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		if err := fs.Set("v", strconv.Itoa(v)); err != nil {
-			return ctx, fmt.Errorf("log verbosity %d: %w", v, err)
-		}
-	}
-	return klog.NewContext(ctx, klog.Background()), nil
+	fmt.Fprintln(stderr, "volbind:", err)
+	return 1
 }

@@ -10,6 +10,9 @@
 //
 //	benchload -kubeconfig DIR/kubeconfig -n 1000 -pid PID -name kcm -limits 20/30
 //	benchload -kubeconfig DIR/kubeconfig -n 5000 -create-only    the API server's create rate, no binder
+//	benchload -kubeconfig DIR/kubeconfig -n 1000 -provisioner csi.e2e.volbind.io -name volbind
+//	    claims only, of an Immediate StorageClass of that provisioner, whose
+//	    external provisioner makes the volumes (hack/bench-provisioner.sh)
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +52,9 @@ type options struct {
 	timeout    time.Duration
 	header     bool
 	createOnly bool
+	// provisioner, when set, makes the workload claims only, of the
+	// Immediate StorageClass "bench-provisioned" of this provisioner.
+	provisioner string
 }
 
 func main() {
@@ -62,16 +69,17 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "give up after this long")
 	flag.BoolVar(&o.header, "header", false, "print only the table header and exit")
 	flag.BoolVar(&o.createOnly, "create-only", false, "only create the pairs (no binder runs) and print how fast the API server took them")
+	flag.StringVar(&o.provisioner, "provisioner", "", "create claims only, of an Immediate StorageClass of this (external) provisioner, which makes the volumes")
 	flag.Parse()
 	if o.header {
 		fmt.Println(header)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-	defer cancel()
-	if err := run(ctx, o, os.Stdout); err != nil {
+	err := run(ctx, o, os.Stdout)
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
-		cancel()
 		os.Exit(1)
 	}
 }
@@ -102,6 +110,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return fmt.Errorf("create namespace: %w", err)
 	}
 
+	if o.provisioner != "" {
+		if err := createProvisionedClass(ctx, cs, o.provisioner); err != nil {
+			return err
+		}
+	}
 	w := newWaiter(o.n)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	if _, err := f.Core().V1().PersistentVolumes().Informer().AddEventHandler(w.handler(true)); err != nil {
@@ -123,7 +136,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.workers)
 	for i := range o.n {
-		g.Go(func() error { return createPair(gctx, cs, o.namespace, i) })
+		g.Go(func() error {
+			if o.provisioner != "" {
+				return createClaim(gctx, cs, o.namespace, provisionedClass, i)
+			}
+			return createPair(gctx, cs, o.namespace, i)
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -176,7 +194,26 @@ func createPair(ctx context.Context, cs kubernetes.Interface, ns string, i int) 
 	if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create volume %s: %w", pv.Name, err)
 	}
-	class := "bench"
+	return createClaim(ctx, cs, ns, "bench", i)
+}
+
+// provisionedClass is the StorageClass of the claims of -provisioner.
+const provisionedClass = "bench-provisioned"
+
+// createProvisionedClass creates provisionedClass: Immediate, Delete, of
+// the provisioner.
+func createProvisionedClass(ctx context.Context, cs kubernetes.Interface, provisioner string) error {
+	mode := storagev1.VolumeBindingImmediate
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: provisionedClass}, Provisioner: provisioner, VolumeBindingMode: &mode}
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create StorageClass %s: %w", provisionedClass, err)
+	}
+	return nil
+}
+
+// createClaim creates claim i of class: 1Gi, ReadWriteOnce.
+func createClaim(ctx context.Context, cs kubernetes.Interface, ns, class string, i int) error {
+	size := resource.MustParse("1Gi")
 	pvc := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bench-pvc-%05d", i)},
 		Spec: v1.PersistentVolumeClaimSpec{

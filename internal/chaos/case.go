@@ -40,18 +40,18 @@ const (
 	// that passed the fence before the handover still land.
 	Overlap
 	// ProvisionErrors lets Errors and Applied hit the reads and creates of
-	// provisioned volumes (issue 14 point 1: storage was deleted under a
-	// bound volume).
+	// provisioned volumes (found: storage was deleted under a bound
+	// volume).
 	ProvisionErrors
 	// RecycleErrors gives volumes the Recycle policy in runs with Errors
 	// or Applied, whose failed reads and writes around a recycle made the
-	// Binder scrub a volume twice (issue 14 point 3).
+	// Binder scrub a volume twice.
 	RecycleErrors
 	// AsyncProvisioning lets claims of a provisioning class exist in runs
 	// whose events arrive after the write returns (informers, Async), and
-	// lets the driver delete them while they may be provisioned (issue 14
-	// point 2: a provisioned volume's own create was the only news of it,
-	// so it was never synced or cleaned up).
+	// lets the driver delete them while they may be provisioned (found: a
+	// provisioned volume's own create was the only news of it, so it was
+	// never synced or cleaned up).
 	AsyncProvisioning
 	// SlowWatch makes the watch of volumes or of claims slow but in order
 	// for a while (bindertest.SlowWatches): every event arrives, in
@@ -83,7 +83,7 @@ const AllClasses = Class(1<<numClasses - 1)
 
 // KnownBugs are the classes that still show known problems, off by
 // default (hack/chaos.sh with CHAOS_CLASSES=all runs them); none is left.
-// Overlap and RecycleErrors were the last (issue 14), and what they showed
+// Overlap and RecycleErrors were the last, and what they showed
 // was in the harness: 6 of 1,000 Overlap seeds did not settle because
 // bindertest.Server.ForceRelist made only the first informer to resume
 // relist (TestForceRelistRepairsDroppedEvent); a Binder started during a
@@ -208,7 +208,7 @@ func CaseFor(seed int64, enabled Class) Case {
 // Overlap, whose overlapping Binders are fenced as `volbind controller`
 // fences them (Config.Fence on the leader-election Lease). Unfenced, two
 // Binders whose caches differ (one missed an event) each write what they
-// believe, which no Binder can prevent and the issue leaves to leader
+// believe, which no Binder can prevent and is left to leader
 // election plus the fence: in seed 300379 one wrote claims Lost and the
 // other Bound, 236 times each, until the overlap ended; in seed 400171 one
 // that had missed a claim's deletion bound the volume recycled for it to

@@ -118,9 +118,9 @@ func runCase(t *testing.T, c chaos.Case, cov *coverage) {
 	}
 	report := t.Errorf
 	if res.RepairedByRestart && !*flagStrict {
-		// A Binder that got stuck, not one that broke something: issue
-		// 14 point 2 ("stays Pending forever ... until a restart")
-		// describes this family; -chaos.strict=false only logs it.
+		// A Binder that got stuck ("stays Pending forever ... until a
+		// restart"), not one that broke something; -chaos.strict=false
+		// only logs it.
 		report = t.Logf
 	}
 	for _, v := range res.Violations {

@@ -75,7 +75,7 @@ func (r *run) faultAllowed(verb bindertest.Verb, kind bindertest.Kind) bool {
 		// Only the driver, playing the user, creates and deletes claims.
 		return false
 	case verb == bindertest.VerbCreate && kind == bindertest.KindVolume:
-		// The Binder creates only provisioned volumes (issue 14 point 1).
+		// The Binder creates only provisioned volumes.
 		return r.c.Classes&ProvisionErrors != 0
 	}
 	return true

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package main
-
-// releaseStartupPages does nothing outside Linux (see startuppages_linux.go).
-func releaseStartupPages() (int64, error) { return 0, nil }
