@@ -104,10 +104,7 @@ func ExampleNewForClientset() {
 	rv.Store(1)
 	cs.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		var obj runtime.Object
-		switch a := action.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
+		if a, ok := action.(interface{ GetObject() runtime.Object }); ok { // creates and updates
 			obj = a.GetObject()
 		}
 		if m, ok := obj.(metav1.Object); ok {

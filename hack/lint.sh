@@ -22,7 +22,7 @@ if [ ! -x "$lint" ]; then
 fi
 
 if [ $# -gt 0 ]; then
-	exec "$lint" run "$@"
+	exec "$lint" run --allow-parallel-runners "$@"
 fi
-"$lint" run ./...
-(cd scheduler && "$lint" run --config "$root/.golangci.yml" ./...)
+"$lint" run --allow-parallel-runners ./...
+(cd scheduler && "$lint" run --allow-parallel-runners --config "$root/.golangci.yml" ./...)

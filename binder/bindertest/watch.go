@@ -354,11 +354,5 @@ func (s *Server) ListWatch(kind Kind) toolscache.ListerWatcher {
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return s.Watch(ctx, kind, opts)
 		},
-		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-			return s.list(context.Background(), kind, opts)
-		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-			return s.Watch(context.Background(), kind, opts)
-		},
 	}
 }

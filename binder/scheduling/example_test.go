@@ -116,7 +116,12 @@ func ExampleVolumeBinder_Bind() {
 	defer srv.AddEventHandler(bindertest.KindClaim, b.ClaimHandler())()
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			panic(err)
+		}
+	}()
 
 	pod := examplePod()
 	node, _ := srv.GetNode(ctx, "node-b")

@@ -85,15 +85,6 @@ func (e *env) node(name string) *v1.Node {
 	return n
 }
 
-func (e *env) pod(name string) *v1.Pod {
-	e.t.Helper()
-	p, err := e.srv.GetPod(e.ctx, ns, name)
-	if err != nil {
-		e.t.Fatalf("GetPod(%q): %v", name, err)
-	}
-	return p
-}
-
 func (e *env) claim(name string) *v1.PersistentVolumeClaim {
 	e.t.Helper()
 	c, err := e.srv.GetClaim(e.ctx, ns, name)

@@ -28,7 +28,7 @@ func newScorer(shape []config.UtilizationShapePoint) scorer {
 	for _, p := range shape {
 		fs = append(fs, helper.FunctionShapePoint{
 			Utilization: int64(p.Utilization),
-			Score:       int64(p.Score) * (fwk.MaxNodeScore / config.MaxCustomPriorityScore),
+			Score:       int64(p.Score) * (fwk.MaxScore / config.MaxCustomPriorityScore),
 		})
 	}
 	f := helper.BuildBrokenLinearFunction(fs)
