@@ -57,7 +57,7 @@ func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim)
 	}
 	b.volumeLocks.Lock(name)
 	pv, ok := b.store.volume(name)
-	if held && !(ok && boundToUID(pv, claim)) {
+	if held && (!ok || !boundToUID(pv, claim)) {
 		fresh, err := b.api.GetVolume(ctx, name)
 		switch {
 		case err == nil:
@@ -122,7 +122,7 @@ func (b *Binder) bindReserved(ctx context.Context, pv *v1.PersistentVolume, clai
 	}
 	err = b.bind(ctx, pv, claim)
 	cur, ok := b.store.volume(name)
-	hold := err != nil && mayHaveApplied(err) && !(ok && boundToUID(cur, claim))
+	hold := err != nil && mayHaveApplied(err) && (!ok || !boundToUID(cur, claim))
 	if !hold {
 		b.endChoice(name)
 		return true, err
