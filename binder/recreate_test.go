@@ -120,3 +120,31 @@ func TestRecreatedWhileWatchIsSlow(t *testing.T) {
 		})
 	}
 }
+
+// TestGoneVolumeIsForgotten: the Binder's cache holds a volume the API
+// server no longer has, and its delete event never comes (a relist that
+// reported only the deletion of an older volume of that name). A claim
+// that chooses it gets NotFound for its write; the Binder forgets the
+// volume, and the claim's next sync binds it to another one.
+func TestGoneVolumeIsForgotten(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newPV("pv1", "1Gi"), newPV("pv2", "5Gi"), newPVC("claim1", "1Gi"))
+	b := e.b
+	resume := e.srv.StallWatches(bindertest.KindVolume)
+	defer resume()
+	if err := e.srv.DeleteVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err == nil {
+		t.Fatal("first sync succeeded, want the NotFound answer to the write of pv1, which the cache still holds")
+	}
+	if _, ok := b.store.volume("pv1"); ok {
+		t.Error("pv1 is still cached after the server answered NotFound")
+	}
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimBound || pvc.Spec.VolumeName != "pv2" {
+		t.Errorf("claim1 is %s with volume %q, want Bound to pv2", pvc.Status.Phase, pvc.Spec.VolumeName)
+	}
+}

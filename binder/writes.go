@@ -26,7 +26,7 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolume(ctx, pv)
 	if err != nil {
-		b.volumeWriteFailed(ctx, pv.Name, err)
+		b.volumeWriteFailed(ctx, pv, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update")
@@ -37,7 +37,7 @@ func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
 	if err != nil {
-		b.volumeWriteFailed(ctx, pv.Name, err)
+		b.volumeWriteFailed(ctx, pv, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update_status")
@@ -71,7 +71,13 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 // that the next attempt starts from the server's version rather than
 // resending the stale cached one (while watches are down, a stale write
 // would otherwise conflict at every retry). A failed read is only logged.
-func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) {
+// A volume the server no longer has is forgotten (see volumeNotFound).
+func (b *Binder) volumeWriteFailed(ctx context.Context, pv *v1.PersistentVolume, err error) {
+	name := pv.Name
+	if apierrors.IsNotFound(err) {
+		b.volumeNotFound(ctx, pv)
+		return
+	}
 	if !isConflict(err) {
 		return
 	}
@@ -86,6 +92,10 @@ func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) 
 
 // claimWriteFailed is volumeWriteFailed for claims.
 func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeClaim, err error) {
+	if apierrors.IsNotFound(err) {
+		b.claimNotFound(ctx, pvc)
+		return
+	}
 	if !isConflict(err) {
 		return
 	}
@@ -160,4 +170,30 @@ func (b *Binder) keepWrittenClaim(ctx context.Context, pvc *v1.PersistentVolumeC
 	if stored {
 		b.observe(pvc)
 	}
+}
+
+// volumeNotFound handles the NotFound answer to a write of pv: the server
+// has no volume of that name any more. When the cached volume is still
+// pv's (same UID), it is forgotten as its delete event would forget it.
+// The event may never come: when a volume was re-created and deleted again
+// while an informer relisted, the informer reports only the deletion of
+// the first one, which leaves the second, learned from a read, cached; a
+// claim it pointed at then retried its write forever (chaos seed 201062).
+func (b *Binder) volumeNotFound(ctx context.Context, pv *v1.PersistentVolume) {
+	cached, ok := b.store.volume(pv.Name)
+	if !ok || cached.UID != pv.UID {
+		return
+	}
+	klog.FromContext(ctx).V(3).Info("Volume is gone from the API server, forgetting it", "volumeName", pv.Name)
+	b.volumeDeleted(cached)
+}
+
+// claimNotFound is volumeNotFound for claims.
+func (b *Binder) claimNotFound(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
+	cached, ok := b.store.claim(cache.ClaimKey(pvc.Namespace, pvc.Name))
+	if !ok || cached.UID != pvc.UID {
+		return
+	}
+	klog.FromContext(ctx).V(3).Info("Claim is gone from the API server, forgetting it", "PVC", klog.KObj(pvc))
+	b.claimDeleted(cached)
 }
