@@ -1,7 +1,6 @@
 package binder
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -108,22 +106,16 @@ func TestAvailableDelayMarksUnclaimedVolume(t *testing.T) {
 	const delay = 10 * time.Second
 	b := e.newBinder(Config{AvailableDelay: delay})
 	e.srv.ResetStats()
-	// Not e.settle, which steps the clock whenever the Binder takes more
-	// than 20 ms (a loaded machine), and may so end the delay early.
-	quiesce := func(when string) {
-		ctx, cancel := context.WithTimeout(e.ctx, wait.ForeverTestTimeout)
-		defer cancel()
-		if err := b.WaitForQuiescence(ctx); err != nil {
-			t.Fatalf("binder not quiescent %s: %v", when, err)
-		}
-	}
 	e.run(b)
-	quiesce("after start")
+	// Nothing here waits for a timer: wait without stepping the clock
+	// (settle steps it while the Binder is slow to come to rest, which
+	// on a loaded machine took it past the delay).
+	e.quiesce(b)
 	if e.writes() != 0 {
 		t.Fatalf("wrote %d times before the delay: %v", e.writes(), e.state())
 	}
 	e.fc.Step(delay - time.Second)
-	quiesce("a second before the delay ends")
+	e.quiesce(b)
 	if got := e.volume("pv1").Status.Phase; got != v1.VolumePending {
 		t.Fatalf("pv1 is %s before the delay ended, want Pending", got)
 	}

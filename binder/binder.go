@@ -45,6 +45,10 @@ type Binder struct {
 	// until the volume is made Available: an operation that scrubbed but
 	// could not unbind the volume only unbinds when it runs again.
 	scrubbed sync.Map // types.UID -> types.UID
+	// deleted holds the UIDs of the volumes whose storage a Deleter has
+	// deleted, until the volume object is gone: the Deleter is never
+	// called for them again, whatever a later read or write answers.
+	deleted sync.Map // types.UID -> struct{}
 
 	// work tracks the queues, retries, resyncs and quiescence; avail
 	// decides when unbound volumes are marked Available.
@@ -262,6 +266,7 @@ func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
 		// Deleted (the delete handler has queued its volume) or never seen.
 		return nil
 	}
+	b.observe(claim)
 	if err := validateClaim(claim); err != nil {
 		b.invalidEvent(claim, err)
 		return err
@@ -277,6 +282,7 @@ func (b *Binder) syncVolumeKey(ctx context.Context, name string) error {
 		// Deleted (the delete handler has queued its claim) or never seen.
 		return nil
 	}
+	b.observe(pv)
 	if err := validateVolume(pv); err != nil {
 		b.invalidEvent(pv, err)
 		return err

@@ -35,7 +35,13 @@ func (b *Binder) syncClaim(ctx context.Context, claim *v1.PersistentVolumeClaim)
 	if err != nil {
 		return err
 	}
-	if !metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBindCompleted) {
+	bindCompleted := metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBindCompleted)
+	if (bindCompleted || claim.Spec.VolumeName != "") && b.reservations.holds.Load() > 0 {
+		// The claim no longer searches: a volume it held is not its
+		// to finish (syncVolume rolls back a binding it does not use).
+		b.releaseHold(cache.ClaimKey(claim.Namespace, claim.Name), "")
+	}
+	if !bindCompleted {
 		return b.syncUnboundClaim(ctx, claim)
 	}
 	return b.syncBoundClaim(ctx, claim)
@@ -57,18 +63,34 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	if err != nil {
 		return err
 	}
-	pv, release, err := b.findAndLock(claim, pvindex.FindOptions{DelayBinding: delay})
+	// A volume that points at the claim already is its own first.
+	pv, err := b.ownVolume(ctx, claim)
+	if err != nil {
+		return err
+	}
+	if pv != nil {
+		if bound, err := b.bindReserved(ctx, pv, claim); bound || err != nil {
+			return err
+		}
+	}
+	pv, err = b.findAndLock(claim, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil {
 		logger.V(2).Info("Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
 		return fmt.Errorf("binder: error finding PV for claim %q: %w", cache.ClaimKey(claim.Namespace, claim.Name), err)
 	}
 	if pv != nil {
-		defer release()
 		if v := logger.V(4); v.Enabled() {
 			v.Info("Synchronizing unbound PersistentVolumeClaim, volume found", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 		}
-		err := b.bind(ctx, pv, claim)
-		b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
+		bound, err := b.bindReserved(ctx, pv, claim)
+		switch {
+		case err != nil || bound:
+			b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
+		default:
+			// A binding to this claim appeared after ownVolume
+			// looked, and was rolled back: search again.
+			err = errVolumeChurn
+		}
 		return err
 	}
 
@@ -81,7 +103,9 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 		return fmt.Errorf("binder: can't update PersistentVolumeClaim[%q]: %w", cache.ClaimKey(claim.Namespace, claim.Name), err)
 	}
 	if updated {
-		// The update's event syncs the claim again with its new class.
+		// Sync it again with its new class. (Kubernetes waits for the
+		// update's event, which the Binder finds cached already.)
+		b.work.add(claimWork(cache.ClaimKey(claim.Namespace, claim.Name)))
 		return nil
 	}
 	switch {
@@ -100,11 +124,12 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 
 // findAndLock finds the best volume for the claim, reserves it against
 // other claim workers and locks it. It returns the volume's current
-// version and a release func, or nil when nothing matches. The search runs
-// without any lock shared by claim workers: it excludes a snapshot of the
-// reservations, and a volume reserved meanwhile, or changed before its
-// lock was taken, is searched for again.
-func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindOptions) (*v1.PersistentVolume, func(), error) {
+// version (end its reservation with bindReserved or endChoice), or nil
+// when nothing matches. The search runs without any lock shared by claim
+// workers: it excludes a snapshot of the reservations, and a volume
+// reserved meanwhile, or changed before its lock was taken, is searched
+// for again.
+func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindOptions) (*v1.PersistentVolume, error) {
 	for range maxMatchAttempts {
 		excluded, freed := b.reservations.snapshot()
 		opts.Exclude = excluded
@@ -113,9 +138,9 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindO
 		b.reservations.recycle(excluded)
 		switch {
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		case missed:
-			return nil, nil, nil
+			return nil, nil
 		case pv == nil:
 			continue // a reserved volume was freed meanwhile
 		}
@@ -124,17 +149,13 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindO
 			continue // another claim worker chose it meanwhile
 		}
 		b.volumeLocks.Lock(name)
-		release := func() {
-			b.volumeLocks.Unlock(name)
-			b.releaseReservation(name)
-		}
 		if cur, ok := b.store.volume(name); ok && cur.ResourceVersion == pv.ResourceVersion {
-			return cur, release, nil
+			return cur, nil
 		}
 		// A volume sync changed it while we waited for its lock.
-		release()
+		b.endChoice(name)
 	}
-	return nil, nil, errVolumeChurn
+	return nil, errVolumeChurn
 }
 
 // releaseReservation ends a claim sync's reservation of the named volume

@@ -132,6 +132,9 @@ type Config struct {
 	// (a leader-election identity). Empty means the host name followed by
 	// a random UUID.
 	Identity string
+	// Observer, when set, is told of every version of a volume or claim
+	// the Binder acted on (see SyncObserver). Nil means none.
+	Observer SyncObserver
 	// OperationMarkTTL is how long another Binder's AnnOperation mark keeps
 	// this one from deleting or recycling the volume (after a crash of the
 	// other, the volume is reclaimed once the mark is older). Zero means

@@ -33,7 +33,9 @@
 //   - the reservations (reservations.go) keep two claim workers from
 //     binding one volume: a claim searches the volume index without a
 //     shared lock, on a snapshot of the reserved volumes, and reserves what
-//     it found with check-and-retry.
+//     it found with check-and-retry. A reservation outlives its sync as
+//     the claim's hold when the volume's claimRef write may have landed
+//     unseen (claimed.go).
 //   - the store (store.go) holds the latest version of every volume and
 //     claim, from events and from the answers to the Binder's writes, and
 //     the volume index built from the same versions.
@@ -67,6 +69,21 @@
 // capacity and access modes). Every write is skipped when the object
 // already has the wanted value, so a consistent bound pair costs no write,
 // and a Binder restarted between any two writes finishes the binding.
+//
+// A volume whose claimRef names a claim by UID is that claim's before any
+// search: the claim's sync finishes that binding before it looks for
+// another volume or writes anything else for the claim (a default class, a
+// provisioning, a Pending status), and no other claim worker may reserve
+// the volume. When the write of the claimRef fails in a way that may
+// still have been carried out (a timeout), the volume stays reserved for
+// the claim until its next sync has found out, from the cache or by
+// reading the volume, whether the volume points at it. A binding the
+// Binder began (pv.kubernetes.io/bound-by-controller on the volume)
+// completes only if the volume still satisfies the claim (class, access
+// modes, volume mode, capacity, VolumeAttributesClass, selector), and is
+// rolled back otherwise; Kubernetes completes it regardless. A volume a
+// user pre-bound keeps Kubernetes' rule: its claim takes it whatever its
+// class and labels.
 //
 // Kubernetes first marks every new volume Available (a fifth write) and
 // binds claims only to Available volumes. With [Config.AvailableDelay] set,
@@ -160,9 +177,20 @@
 // starts a second one. Each operation reads the latest volume or claim from
 // the API before it acts, and is safe across restarts: a provisioned volume
 // is found by its deterministic name before anything is provisioned again,
-// a Deleter is called again when its volume was not deleted, and a
-// recycler pod left running is adopted. Run cancels the running operations
-// when it returns and waits for them.
+// and a recycler pod left running is adopted. Run cancels the running
+// operations when it returns and waits for them.
+//
+// A Deleter runs at most once per volume UID. Once it has deleted the
+// storage, the Binder remembers it and records it in the volume's
+// [AnnOperation] mark ("done"), in the write that removes
+// kubernetes.io/pv-controller (or, for a volume without that finalizer,
+// when the volume object cannot be deleted at once); whatever fails next
+// (a read, that write, the deletion of the object) and across a restart
+// once the mark is written, later runs only finish deleting the object.
+// Kubernetes calls the Deleter again after any of those failures. Only a
+// Binder that stops between the Deleter's return and that write calls it
+// again after a restart, as nothing says the storage is gone: Deleters
+// must still accept storage that is already deleted.
 //
 // Storage is deleted only when the Binder knows that no volume object
 // refers to it: AlreadyExists on a provisioned volume's create is a
@@ -185,10 +213,17 @@
 // status) find nothing left to do. When the event of a write arrives, the
 // informer's copy of that version replaces the write's answer in the
 // caches, so that each object is held once. An object learned from a write or a
-// read rather than an event (a provisioned volume's create) is tracked and
-// queued like one from an event. A failed write leaves the caches as they
+// read rather than an event (a provisioned volume's create, a claim
+// re-created under its name and read after a conflict) is tracked and
+// queued like one from an event, and a newer version of a known object
+// learned from a read is synced when its own event arrives. Events are
+// kept apart by UID: the delete event of an object that was deleted and
+// re-created under its name never removes the new object, nor keeps the
+// new object's own events out. A failed write leaves the caches as they
 // were; after a Conflict the object is read again, so that the retry does
-// not resend a stale version. Objects that cannot be bound because they are malformed (a
+// not resend a stale version. [Config.Observer] (a [SyncObserver]) is told
+// which version of each object the Binder acted on, so that a test can
+// check that every object was synced at its latest version. Objects that cannot be bound because they are malformed (a
 // volume without capacity, a negative size, an unknown access mode, a label
 // selector that does not parse) get a Warning event naming the object and
 // the problem; the Binder keeps serving every other object.

@@ -130,27 +130,6 @@ func (b *Binder) annealVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1
 	return out, nil
 }
 
-// removeDeletionFinalizer removes FinalizerPVController from the latest
-// version of the volume after its storage was deleted, as Kubernetes'
-// removeDeletionProtectionFinalizer. A volume already gone is not an error.
-func (b *Binder) removeDeletionFinalizer(ctx context.Context, name string) error {
-	pv, err := b.api.GetVolume(ctx, name)
-	if err != nil {
-		klog.FromContext(ctx).V(3).Info("Error reading persistent volume", "volumeName", name, "err", err)
-		return err
-	}
-	if !slices.Contains(pv.Finalizers, FinalizerPVController) {
-		return nil
-	}
-	clone := shallowVolume(pv)
-	clone.Finalizers = withoutFinalizer(pv.Finalizers, FinalizerPVController)
-	if _, err := b.writeVolume(ctx, clone); err != nil {
-		return fmt.Errorf("persistent volume controller can't update finalizer: %w", err)
-	}
-	klog.FromContext(ctx).V(2).Info("PV in-tree protection finalizer removed from volume", "volumeName", name)
-	return nil
-}
-
 // provisionedFinalizers returns the finalizers of a volume the Binder is
 // about to create for a claim: Kubernetes adds FinalizerPVController to the
 // volumes it provisions with the Delete policy, here when the Binder will

@@ -14,7 +14,11 @@ import (
 // on an informer or call it from your own watch. Add and update events keep
 // the object (shared with the caller; never mutated) when it is newer than
 // the cached one and queue it; delete events forget it and queue the claim
-// it was bound to. Objects of other types are ignored.
+// it was bound to. An event never removes or shadows another object of
+// the same name (another UID): the delete event of a volume that was
+// re-created, arriving after the Binder learned the new one from a read or
+// a write, leaves the new one and its own events alone. Objects of other
+// types are ignored.
 func (b *Binder) VolumeHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    b.volumeChanged,
@@ -66,8 +70,11 @@ func (b *Binder) volumeChanged(obj any) {
 		// Not newer than the cached version. When that is the answer
 		// to the Binder's own write (which tracked and queued the
 		// object if it was new), the event's copy, shared with the
-		// informer, replaces it.
-		b.store.shareVolume(pv)
+		// informer, replaces it. A version learned from a read is
+		// queued by its own event, as if the read had not happened.
+		if b.store.shareVolume(pv) {
+			b.work.add(volumeWork(pv.Name))
+		}
 		return
 	}
 	wk := volumeWork(pv.Name)
@@ -80,10 +87,15 @@ func (b *Binder) volumeDeleted(obj any) {
 	if !ok || pv == nil {
 		return
 	}
-	cached := b.store.deleteVolume(pv)
+	b.forgetDeleted(pv.UID)
+	cached, gone := b.store.deleteVolume(pv)
 	b.kube.opDone(pv.Name)
-	b.work.forget(volumeWork(pv.Name))
-	b.avail.volumeGone(pv.Name)
+	if gone {
+		// Unless a volume re-created under the name is held: its
+		// resync and hold are its own.
+		b.work.forget(volumeWork(pv.Name))
+		b.avail.volumeGone(pv.Name)
+	}
 	ref := pv.Spec.ClaimRef
 	if ref == nil && cached != nil {
 		ref = cached.Spec.ClaimRef
@@ -106,7 +118,9 @@ func (b *Binder) claimChanged(obj any) {
 		return
 	}
 	if !stored {
-		b.store.shareClaim(pvc)
+		if b.store.shareClaim(pvc) {
+			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
+		}
 		return
 	}
 	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
@@ -119,11 +133,14 @@ func (b *Binder) claimDeleted(obj any) {
 	if !ok || pvc == nil {
 		return
 	}
-	cached := b.store.deleteClaim(pvc)
+	cached, gone := b.store.deleteClaim(pvc)
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	b.kube.opForget(key)
-	b.work.forget(claimWork(key))
-	b.avail.claimGone(key)
+	b.releaseHold(key, pvc.UID)
+	if gone {
+		b.kube.opForget(key)
+		b.work.forget(claimWork(key))
+		b.avail.claimGone(key)
+	}
 	name := pvc.Spec.VolumeName
 	if name == "" && cached != nil {
 		name = cached.Spec.VolumeName

@@ -263,6 +263,16 @@ func (e *env) settle(b *Binder) {
 	e.t.Fatalf("binder not quiescent after %v", wait.ForeverTestTimeout)
 }
 
+// quiesce waits until b is quiescent without stepping the clock.
+func (e *env) quiesce(b *Binder) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, wait.ForeverTestTimeout)
+	defer cancel()
+	if err := b.WaitForQuiescence(ctx); err != nil {
+		e.t.Fatalf("binder not quiescent: %v", err)
+	}
+}
+
 // eventually steps the fake clock a second at a time, letting b settle
 // in between, until cond holds.
 func (e *env) eventually(b *Binder, cond func() bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,15 +13,22 @@ import (
 
 // AnnOperation marks a released volume whose storage a Binder is deleting
 // or recycling. Its value is JSON: {"op":"delete"|"recycle","owner":
-// Config.Identity,"start":RFC 3339 time}. The Binder writes it with a
-// conditional (resourceVersion-checked) update right before it calls the
-// Deleter or the VolumeRecycler, and another Binder that finds a mark of
-// another owner younger than its Config.OperationMarkTTL does not start the
+// Config.Identity,"start":RFC 3339 time}, plus "done":true once a Deleter
+// has deleted the storage. The Binder writes it with a conditional
+// (resourceVersion-checked) update right before it calls the Deleter or
+// the VolumeRecycler, and another Binder that finds a mark of another
+// owner younger than its Config.OperationMarkTTL does not start the
 // operation: two instances that overlap (a leader-election handover) never
-// delete or scrub one volume at the same time. Deletion removes the mark
-// with the volume; a recycled volume loses it when it is made Available.
-// Kubernetes has no such mark: it relies on leader election alone; a
-// negative Config.OperationMarkTTL turns the mark off.
+// delete or scrub one volume at the same time. After the Deleter succeeded,
+// the mark says "done" (in the write that removes FinalizerPVController, or,
+// for a volume without it, when the volume object cannot be deleted at
+// once), and no Binder calls a Deleter for that volume again: a restarted
+// one only removes the finalizer and deletes the object. Deletion removes
+// the mark with the volume; a recycled volume loses it when it is made
+// Available. Kubernetes has no such mark: it relies on leader election
+// alone, and calls the Deleter again after any failure that follows it; a
+// negative Config.OperationMarkTTL turns the mark off (a Binder then
+// remembers deleted storage only in memory).
 const AnnOperation = "volbind.io/operation"
 
 // DefaultOperationMarkTTL is the default Config.OperationMarkTTL.
@@ -31,6 +39,61 @@ type operationMark struct {
 	Op    string    `json:"op"`
 	Owner string    `json:"owner"`
 	Start time.Time `json:"start"`
+	// Done says that the operation's storage call (the Deleter's Delete)
+	// succeeded.
+	Done bool `json:"done,omitempty"`
+}
+
+// markOf returns the AnnOperation mark of pv and whether it has a readable
+// one.
+func markOf(pv *v1.PersistentVolume) (operationMark, bool) {
+	raw, ok := pv.Annotations[AnnOperation]
+	if !ok {
+		return operationMark{}, false
+	}
+	var m operationMark
+	if json.Unmarshal([]byte(raw), &m) != nil {
+		return operationMark{}, false
+	}
+	return m, true
+}
+
+// storageDeletedMark reports whether pv's mark says a Deleter deleted its
+// storage (whichever Binder wrote it).
+func storageDeletedMark(pv *v1.PersistentVolume) bool {
+	m, ok := markOf(pv)
+	return ok && m.Op == opDelete && m.Done
+}
+
+// withDeletedMark returns a copy of pv whose mark says its storage was
+// deleted (keeping the start of this Binder's mark) and that no longer has
+// FinalizerPVController. It returns nil when pv says so already, or when
+// marks are off and there is no finalizer to remove.
+func (b *Binder) withDeletedMark(pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	hasFinalizer := slices.Contains(pv.Finalizers, FinalizerPVController)
+	markIt := b.cfg.OperationMarkTTL >= 0 && !storageDeletedMark(pv)
+	if !hasFinalizer && !markIt {
+		return nil, nil
+	}
+	clone := shallowVolume(pv)
+	if hasFinalizer {
+		clone.Finalizers = withoutFinalizer(pv.Finalizers, FinalizerPVController)
+	}
+	if markIt {
+		m, ok := markOf(pv)
+		if !ok || m.Owner != b.cfg.Identity || m.Op != opDelete {
+			m = operationMark{Op: opDelete, Owner: b.cfg.Identity, Start: b.cfg.Clock.Now().UTC().Truncate(time.Second)}
+		}
+		m.Done = true
+		value, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		clone.Annotations = make(map[string]string, len(pv.Annotations)+1)
+		maps.Copy(clone.Annotations, pv.Annotations)
+		clone.Annotations[AnnOperation] = string(value)
+	}
+	return clone, nil
 }
 
 // markOperation writes this Binder's mark for op on pv, conditional on pv's

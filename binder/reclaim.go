@@ -72,6 +72,7 @@ func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types
 	switch {
 	case apierrors.IsNotFound(err):
 		logger.V(3).Info("Volume was deleted, skipping", "volumeName", name)
+		b.forgetDeleted(uid)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("binder: read volume %s: %w", name, err)
@@ -80,6 +81,7 @@ func (b *Binder) freshReleasedVolume(ctx context.Context, name string, uid types
 	switch {
 	case pv.UID != uid:
 		logger.V(3).Info("Volume was re-created, skipping", "volumeName", name)
+		b.forgetDeleted(uid)
 		return nil, nil
 	case pv.Spec.PersistentVolumeReclaimPolicy != policy:
 		logger.V(3).Info("Volume's reclaim policy changed, skipping", "volumeName", name, "reclaimPolicy", pv.Spec.PersistentVolumeReclaimPolicy)
@@ -128,13 +130,20 @@ func (b *Binder) isVolumeReleased(ctx context.Context, pv *v1.PersistentVolume) 
 // deleted (its deletion waits for that finalizer). A Deleter failure makes
 // the volume Failed (event VolumeFailedDelete) and is returned, so the
 // operation backs off; so does a volume no Deleter and no external
-// provisioner can delete.
+// provisioner can delete. Unlike Kubernetes, it calls the Deleter at most
+// once per volume UID: once the storage is deleted, later runs (after a
+// failed read, write or delete of the object, or after a restart, see
+// AnnOperation) only finish deleting the object.
 func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid types.UID) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Delete volume operation started", "volumeName", name)
 	pv, err := b.freshReleasedVolume(ctx, name, uid, v1.PersistentVolumeReclaimDelete)
 	if pv == nil || err != nil {
 		return err
+	}
+	if b.storageDeleted(pv) {
+		logger.V(3).Info("Volume's storage was deleted by an earlier run, deleting the volume", "volumeName", name)
+		return b.deleteVolumeObject(ctx, pv)
 	}
 	plugin, d, err := b.findDeleter(ctx, pv)
 	if err == nil && d == nil {
@@ -153,30 +162,31 @@ func (b *Binder) deleteVolumeOperation(ctx context.Context, name string, uid typ
 			b.kube.pluginCall(plugin, kubeOpPluginDelete, start, err)
 		}
 	}
-	if err == nil {
-		logger.V(2).Info("Volume's storage deleted", "volumeName", name)
-		err = b.removeDeletionFinalizer(ctx, name)
-	}
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, ErrFenced) {
-			return err
-		}
-		logger.V(3).Info("Deletion of volume failed", "volumeName", name, "err", err)
-		if errors.Is(err, ErrDeletedVolumeInUse) {
-			b.event(pv, v1.EventTypeNormal, ReasonVolumeDelete, err.Error())
-		} else if _, uerr := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeFailedDelete, err.Error()); uerr != nil {
-			logger.V(4).Info("Failed to mark volume as failed", "volumeName", name, "err", uerr)
-		}
+		return b.deletionFailed(ctx, pv, err)
+	}
+	b.deleted.Store(uid, struct{}{})
+	logger.V(2).Info("Volume's storage deleted", "volumeName", name)
+	return b.deleteVolumeObject(ctx, pv)
+}
+
+// deletionFailed reports the failure err of the deletion of pv's storage
+// (or of the removal of its finalizer) and returns it: a Normal
+// VolumeDelete event for ErrDeletedVolumeInUse, otherwise the volume
+// becomes Failed with a VolumeFailedDelete event. A refusal of the Fence
+// or a cancelled operation is only returned.
+func (b *Binder) deletionFailed(ctx context.Context, pv *v1.PersistentVolume, err error) error {
+	if ctx.Err() != nil || errors.Is(err, ErrFenced) {
 		return err
 	}
-	if err := b.api.DeleteVolume(ctx, name); err != nil && !apierrors.IsNotFound(err) {
-		// The next sync deletes it; the Deleter must then succeed on
-		// storage that is already gone.
-		logger.V(3).Info("Failed to delete volume from the API, will retry", "volumeName", name, "err", err)
-		return err
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Deletion of volume failed", "volumeName", pv.Name, "err", err)
+	if errors.Is(err, ErrDeletedVolumeInUse) {
+		b.event(pv, v1.EventTypeNormal, ReasonVolumeDelete, err.Error())
+	} else if _, uerr := b.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, ReasonVolumeFailedDelete, err.Error()); uerr != nil {
+		logger.V(4).Info("Failed to mark volume as failed", "volumeName", pv.Name, "err", uerr)
 	}
-	b.metrics.wrote(resourceVolumes, "delete")
-	return nil
+	return err
 }
 
 var _ VolumeRecycler = (*recycler.Recycler)(nil)

@@ -229,9 +229,9 @@ func TestDeleteNeverTwice(t *testing.T) {
 }
 
 // TestDeleteRestartBeforeVolumeDeleted: the deleter succeeded but the
-// volume object could not be deleted (the controller crashed there); a
-// restarted Binder calls the deleter again (it must accept storage that is
-// already gone) and deletes the volume.
+// volume object could not be deleted (the controller crashed there); the
+// volume's operation mark says the storage is deleted, so a restarted
+// Binder deletes the volume without calling the deleter again.
 func TestDeleteRestartBeforeVolumeDeleted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, releasedPV("pv1", v1.PersistentVolumeReclaimDelete, hostPath))
@@ -245,14 +245,18 @@ func TestDeleteRestartBeforeVolumeDeleted(t *testing.T) {
 	if !e.exists("pv1") || len(p.callList()) != 1 {
 		t.Fatalf("after the failed delete: volume exists = %v, calls = %v; want it kept after one call", e.exists("pv1"), p.callList())
 	}
-	if got := e.volume("pv1").Status.Phase; got != v1.VolumeReleased {
+	pv := e.volume("pv1")
+	if got := pv.Status.Phase; got != v1.VolumeReleased {
 		t.Errorf("phase = %s, want Released (the deleter did not fail)", got)
+	}
+	if !storageDeletedMark(pv) {
+		t.Errorf("operation mark = %q, want one that says the storage is deleted", pv.Annotations[AnnOperation])
 	}
 
 	second := e.newBinder(cfg)
 	e.syncVolumeAndWait(second, "pv1")
-	if e.exists("pv1") || len(p.callList()) != 2 {
-		t.Errorf("after the restart: volume exists = %v, calls = %v; want it deleted after a second call", e.exists("pv1"), p.callList())
+	if e.exists("pv1") || len(p.callList()) != 1 {
+		t.Errorf("after the restart: volume exists = %v, calls = %v; want it deleted without a second call", e.exists("pv1"), p.callList())
 	}
 }
 

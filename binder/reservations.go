@@ -1,6 +1,11 @@
 package binder
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // reservations are the volumes that claim syncs have chosen and are
 // binding, excluded from other claims' searches until the binding ends
@@ -15,9 +20,17 @@ import "sync"
 // with its volume unclaimed after its snapshot (then it searches again
 // instead of waiting).
 //
-// Invariant, under mu: a volume is reserved by at most one claim sync;
-// missed is empty while nothing is reserved; freed counts the
-// reservations that ended with their volume unclaimed.
+// A reservation outlives its claim sync as the claim's hold when the
+// sync's write of the volume's claimRef failed in a way that may still
+// have been carried out (a timeout): the volume may point at the claim
+// without the Binder knowing, so no other claim may take it, and the
+// claim's next sync must find out (ownVolume) before it searches or writes
+// anything else.
+//
+// Invariant, under mu: a volume is reserved by at most one claim sync or
+// hold; every held volume is reserved; missed is empty while nothing is
+// reserved; freed counts the reservations that ended with their volume
+// unclaimed; holds is len(held).
 type reservations struct {
 	// snapshots recycles the maps of snapshot (the copy would otherwise
 	// cost one map per search while volumes are reserved: +2% allocations
@@ -29,10 +42,51 @@ type reservations struct {
 	reserved map[string]bool
 	missed   map[string]struct{}
 	freed    uint64
+	// held maps a claim's key to its hold.
+	held map[string]claimHold
+	// holds is len(held), read without mu by the syncs that only drop
+	// holds (dropHold), so that they cost nothing while there is none.
+	holds atomic.Int32
+}
+
+// claimHold is a volume reserved for a claim (by UID) beyond the claim's
+// sync.
+type claimHold struct {
+	volume string
+	uid    types.UID
 }
 
 func newReservations() *reservations {
-	return &reservations{reserved: make(map[string]bool), missed: make(map[string]struct{})}
+	return &reservations{reserved: make(map[string]bool), missed: make(map[string]struct{}), held: make(map[string]claimHold)}
+}
+
+// hold turns a claim sync's reservation of volume into the hold of the
+// claim with key and uid.
+func (r *reservations) hold(key string, uid types.UID, volume string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held[key] = claimHold{volume: volume, uid: uid}
+	r.holds.Store(int32(len(r.held)))
+}
+
+// takeHold returns the volume the claim with key holds and true when the
+// hold is of uid; the volume stays reserved, now by the caller's sync,
+// which ends the reservation with release (or holds it again). A hold of
+// another UID (a claim deleted and re-created under the key) is dropped:
+// its volume name and false are returned, and the caller releases it.
+func (r *reservations) takeHold(key string, uid types.UID) (volume string, own bool) {
+	if r.holds.Load() == 0 {
+		return "", false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.held[key]
+	if !ok {
+		return "", false
+	}
+	delete(r.held, key)
+	r.holds.Store(int32(len(r.held)))
+	return h.volume, h.uid == uid
 }
 
 // snapshot returns a copy of the reserved volumes for a search to exclude
@@ -117,6 +171,24 @@ func (r *reservations) release(name string, unclaimed bool) (wake []string) {
 		clear(r.missed)
 	}
 	return wake
+}
+
+// dropHold removes the hold of the claim with key when it is of uid (of
+// any UID when uid is empty) and returns its volume, which stays reserved
+// until the caller releases it; "" when there is none.
+func (r *reservations) dropHold(key string, uid types.UID) string {
+	if r.holds.Load() == 0 {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.held[key]
+	if !ok || (uid != "" && h.uid != uid) {
+		return ""
+	}
+	delete(r.held, key)
+	r.holds.Store(int32(len(r.held)))
+	return h.volume
 }
 
 // len returns the number of reserved volumes.

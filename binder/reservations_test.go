@@ -75,3 +75,42 @@ func TestClaimWorkersRaceForOneSize(t *testing.T) {
 		t.Errorf("%d reservations left", got)
 	}
 }
+
+// TestReservationHolds: a hold keeps its volume reserved beyond the sync
+// that made it; the claim's next sync takes it over, a claim of another
+// UID under the key drops it, and dropHold ends it only for its UID.
+func TestReservationHolds(t *testing.T) {
+	t.Parallel()
+	r := newReservations()
+	if name, own := r.takeHold("ns/a", "uid-a"); name != "" || own {
+		t.Fatalf("takeHold without holds = %q, %t", name, own)
+	}
+	r.tryReserve("pv1")
+	r.hold("ns/a", "uid-a", "pv1")
+	if r.tryReserve("pv1") {
+		t.Fatal("tryReserve of a held volume = true")
+	}
+	if got := r.dropHold("ns/a", "uid-other"); got != "" {
+		t.Fatalf("dropHold of another UID = %q, want nothing dropped", got)
+	}
+	if name, own := r.takeHold("ns/a", "uid-a"); name != "pv1" || !own {
+		t.Fatalf("takeHold = %q, %t; want pv1, own", name, own)
+	}
+	if r.tryReserve("pv1") {
+		t.Fatal("tryReserve of a volume whose hold was taken over = true, want it still reserved")
+	}
+	r.hold("ns/a", "uid-a", "pv1")
+	if name, own := r.takeHold("ns/a", "uid-new"); name != "pv1" || own {
+		t.Fatalf("takeHold by a re-created claim = %q, %t; want pv1, not own", name, own)
+	}
+	r.release("pv1", true)
+	r.tryReserve("pv2")
+	r.hold("ns/b", "uid-b", "pv2")
+	if got := r.dropHold("ns/b", ""); got != "pv2" {
+		t.Fatalf("dropHold(any UID) = %q, want pv2", got)
+	}
+	r.release("pv2", true)
+	if n, h := r.len(), r.holds.Load(); n != 0 || h != 0 {
+		t.Errorf("after releasing everything: %d reserved, %d holds; want none", n, h)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/cache"
@@ -24,8 +25,16 @@ type tombstone struct {
 }
 
 // store holds the latest version of every volume and claim, from events and
-// from the answers to the Binder's own writes, plus the volume index built
-// from the same versions.
+// from the answers to the Binder's own writes and reads, plus the volume
+// index built from the same versions.
+//
+// Invariant, under mu: a key's tombstone holds the newest version of the
+// key deleted so far, taken from the deleted object's own versions only, so
+// that no version older than a deletion is stored again and no object
+// re-created under the key is removed or kept out by its predecessor's
+// delete event; a key is in learnedVolumes or learnedClaims exactly while
+// its cached version came from a read that no event of that version has
+// matched yet.
 type store struct {
 	clock clock.PassiveClock
 
@@ -38,6 +47,10 @@ type store struct {
 	mu sync.Mutex
 	// volumeTombs and claimTombs hold deleted objects by key.
 	volumeTombs, claimTombs map[string]tombstone
+	// learnedVolumes and learnedClaims hold the keys whose cached version
+	// was learned from a read, not from an event or a write: that
+	// version's own event still queues the object (see shareVolume).
+	learnedVolumes, learnedClaims map[string]struct{}
 	// sweepAt is the tombstone count that triggers the next sweep.
 	sweepAt int
 }
@@ -46,13 +59,15 @@ type store struct {
 // whose index is made with opts.
 func newStore(clk clock.PassiveClock, opts pvindex.Options) *store {
 	return &store{
-		clock:       clk,
-		volumes:     cache.NewLatest[*v1.PersistentVolume](),
-		claims:      cache.NewLatest[*v1.PersistentVolumeClaim](),
-		index:       pvindex.NewWithOptions(opts),
-		volumeTombs: make(map[string]tombstone),
-		claimTombs:  make(map[string]tombstone),
-		sweepAt:     1024,
+		clock:          clk,
+		volumes:        cache.NewLatest[*v1.PersistentVolume](),
+		claims:         cache.NewLatest[*v1.PersistentVolumeClaim](),
+		index:          pvindex.NewWithOptions(opts),
+		volumeTombs:    make(map[string]tombstone),
+		claimTombs:     make(map[string]tombstone),
+		learnedVolumes: make(map[string]struct{}),
+		learnedClaims:  make(map[string]struct{}),
+		sweepAt:        1024,
 	}
 }
 
@@ -82,6 +97,17 @@ func buriedLocked(tombs map[string]tombstone, key string, rv uint64) bool {
 func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.storeVolumeLocked(pv, false)
+}
+
+// learnVolume is storeVolume for a volume read from the API.
+func (s *store) learnVolume(pv *v1.PersistentVolume) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeVolumeLocked(pv, true)
+}
+
+func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (bool, error) {
 	if buriedLocked(s.volumeTombs, pv.Name, version(pv.ResourceVersion)) {
 		return false, nil
 	}
@@ -94,78 +120,156 @@ func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 	} else {
 		s.index.Delete(pv.Name)
 	}
+	setLearnedLocked(s.learnedVolumes, pv.Name, read)
 	return true, nil
+}
+
+// setLearnedLocked records whether the version just stored under key was
+// read (learned) rather than delivered by an event or a write's answer.
+func setLearnedLocked(learned map[string]struct{}, key string, read bool) {
+	if read {
+		learned[key] = struct{}{}
+	} else if len(learned) > 0 {
+		delete(learned, key)
+	}
+}
+
+// takeLearnedLocked reports whether the cached version of key was learned
+// from a read and forgets that it was.
+func takeLearnedLocked(learned map[string]struct{}, key string) bool {
+	if _, ok := learned[key]; !ok {
+		return false
+	}
+	delete(learned, key)
+	return true
 }
 
 // shareVolume replaces the cached volume with pv, the informer's copy of
 // the same version, when the cached one has that version. The cached one is then usually the answer to the Binder's own write (a
 // separately decoded object, with managedFields): swapping it for the copy
 // the informer caches too leaves one object per volume in memory (the answers
-// were half of the controller's heap at 5,000 pairs).
-func (s *store) shareVolume(pv *v1.PersistentVolume) {
+// were half of the controller's heap at 5,000 pairs). It reports whether the
+// cached version was learned from a read: no sync has seen it yet, and its
+// event must queue the volume as a newer version's would.
+func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cached, ok := s.volumes.Get(pv.Name); ok && cached == pv {
-		return // an informer resync: nothing to swap, no index lock
+		return false // an informer resync: nothing to swap, no index lock
 	}
-	if shared, _ := s.volumes.Share(pv); shared {
-		s.index.Share(pv)
+	shared, _ := s.volumes.Share(pv)
+	if !shared {
+		return false
 	}
+	s.index.Share(pv)
+	return takeLearnedLocked(s.learnedVolumes, pv.Name)
 }
 
-// deleteVolume forgets the volume and remembers its deletion. It returns
-// the cached version, if any (it may be newer than the deleted event's).
-func (s *store) deleteVolume(pv *v1.PersistentVolume) *v1.PersistentVolume {
+// deleteVolume forgets the volume of a delete event and remembers its
+// deletion. The cached volume is forgotten only when it is the deleted one
+// (same UID) or older than the deletion: a volume of the same name
+// re-created meanwhile, learned from a read or a write before the old
+// one's delete event arrived, stays, and the tombstone blocks only
+// versions up to the deletion, never the new volume's own events. It
+// reports whether the key is now empty (false: a newer volume of that name
+// stays), and returns the cached version it forgot, if any (it may be
+// newer than the deleted event's).
+func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rv := version(pv.ResourceVersion)
 	cached, ok := s.volumes.Get(pv.Name)
-	if ok {
-		rv = max(rv, version(cached.ResourceVersion))
-	}
+	rv, forget := burial(pv, cached, ok)
 	s.buryLocked(s.volumeTombs, pv.Name, rv)
+	if !forget {
+		return nil, false
+	}
 	s.volumes.Delete(pv.Name)
 	s.index.Delete(pv.Name)
-	return cached
+	delete(s.learnedVolumes, pv.Name)
+	return cached, true
+}
+
+// burial decides, for the delete event of deleted and the cached object
+// of its key (if ok), the resourceVersion up to which versions of the key
+// are stale, and whether the cached object goes. Versions are global: a
+// version no newer than a deletion predates it, whatever its UID, so the
+// tombstone blocks by version alone; only the deleted object's own
+// versions may raise it (the event of a deletion the informer missed
+// carries an older state than the Binder's own last write).
+func burial[T metav1.Object](deleted, cached T, ok bool) (rv uint64, forget bool) {
+	rv = version(deleted.GetResourceVersion())
+	if !ok {
+		return rv, true
+	}
+	crv := version(cached.GetResourceVersion())
+	if cached.GetUID() == deleted.GetUID() {
+		return max(rv, crv), true
+	}
+	return rv, crv <= rv
 }
 
 // storeClaim is storeVolume for claims.
 func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
-	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.storeClaimLocked(pvc, false)
+}
+
+// learnClaim is learnVolume for claims.
+func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeClaimLocked(pvc, true)
+}
+
+func (s *store) storeClaimLocked(pvc *v1.PersistentVolumeClaim, read bool) (bool, error) {
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	if buriedLocked(s.claimTombs, key, version(pvc.ResourceVersion)) {
 		return false, nil
 	}
-	return s.claims.Store(pvc)
+	stored, err := s.claims.Store(pvc)
+	if stored {
+		setLearnedLocked(s.learnedClaims, key, read)
+	}
+	return stored, err
 }
 
 // shareClaim is shareVolume for claims.
-func (s *store) shareClaim(pvc *v1.PersistentVolumeClaim) {
+func (s *store) shareClaim(pvc *v1.PersistentVolumeClaim) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, _ = s.claims.Share(pvc)
+	if shared, _ := s.claims.Share(pvc); !shared || len(s.learnedClaims) == 0 {
+		return false
+	}
+	return takeLearnedLocked(s.learnedClaims, cache.ClaimKey(pvc.Namespace, pvc.Name))
 }
 
 // deleteClaim is deleteVolume for claims.
-func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
+func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, bool) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rv := version(pvc.ResourceVersion)
 	cached, ok := s.claims.Get(key)
-	if ok {
-		rv = max(rv, version(cached.ResourceVersion))
-	}
+	rv, forget := burial(pvc, cached, ok)
 	s.buryLocked(s.claimTombs, key, rv)
+	if !forget {
+		return nil, false
+	}
 	s.claims.Delete(key)
-	return cached
+	delete(s.learnedClaims, key)
+	return cached, true
 }
 
-// buryLocked records a tombstone and, when the tombstones have doubled
+// buryLocked records a tombstone (never lower than the key's last one)
+// and, when the tombstones have doubled
 // since the last sweep, drops the expired ones (amortized O(1)).
 func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
 	now := s.clock.Now()
+	if t, ok := tombs[key]; ok {
+		// Delete events that arrive out of order (a reordered watch)
+		// never lower the tombstone.
+		rv = max(rv, t.rv)
+	}
 	tombs[key] = tombstone{rv: rv, when: now}
 	if n := len(s.volumeTombs) + len(s.claimTombs); n >= s.sweepAt {
 		for _, m := range []map[string]tombstone{s.volumeTombs, s.claimTombs} {

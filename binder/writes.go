@@ -26,22 +26,22 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolume(ctx, pv)
 	if err != nil {
-		b.volumeWriteFailed(ctx, pv.Name, err)
+		b.volumeWriteFailed(ctx, pv, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update")
-	b.keepVolume(ctx, out)
+	b.keepWrittenVolume(ctx, out)
 	return out, nil
 }
 
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
 	if err != nil {
-		b.volumeWriteFailed(ctx, pv.Name, err)
+		b.volumeWriteFailed(ctx, pv, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, "update_status")
-	b.keepVolume(ctx, out)
+	b.keepWrittenVolume(ctx, out)
 	return out, nil
 }
 
@@ -52,7 +52,7 @@ func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) 
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update")
-	b.keepClaim(ctx, out)
+	b.keepWrittenClaim(ctx, out)
 	return out, nil
 }
 
@@ -63,7 +63,7 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, "update_status")
-	b.keepClaim(ctx, out)
+	b.keepWrittenClaim(ctx, out)
 	return out, nil
 }
 
@@ -71,7 +71,13 @@ func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeC
 // that the next attempt starts from the server's version rather than
 // resending the stale cached one (while watches are down, a stale write
 // would otherwise conflict at every retry). A failed read is only logged.
-func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) {
+// A volume the server no longer has is forgotten (see volumeNotFound).
+func (b *Binder) volumeWriteFailed(ctx context.Context, pv *v1.PersistentVolume, err error) {
+	name := pv.Name
+	if apierrors.IsNotFound(err) {
+		b.volumeNotFound(ctx, pv)
+		return
+	}
 	if !isConflict(err) {
 		return
 	}
@@ -86,6 +92,10 @@ func (b *Binder) volumeWriteFailed(ctx context.Context, name string, err error) 
 
 // claimWriteFailed is volumeWriteFailed for claims.
 func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeClaim, err error) {
+	if apierrors.IsNotFound(err) {
+		b.claimNotFound(ctx, pvc)
+		return
+	}
 	if !isConflict(err) {
 		return
 	}
@@ -98,37 +108,92 @@ func (b *Binder) claimWriteFailed(ctx context.Context, pvc *v1.PersistentVolumeC
 	b.keepClaim(ctx, fresh)
 }
 
-// keepVolume caches a volume the Binder wrote or read. A volume new to the
-// cache (its own create's answer, a read of an object no event has
-// delivered yet) is tracked and queued like one from an event, so that it
-// is synced once even when its informer Add, carrying the same
-// resourceVersion, is then dropped as not newer.
+// keepVolume caches a volume the Binder read or created. No sync has seen
+// that version: a volume new to the cache (its own create's answer, a read
+// of an object no event has delivered yet) or of another UID than the
+// cached one (re-created under its name) is tracked and queued like one
+// from an event, so that it is synced once even when its informer event,
+// carrying the same resourceVersion, is then dropped as not newer; a newer
+// version of the cached volume is queued by its own event (see
+// store.shareVolume) or by the retry of the sync that read it.
 func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
-	_, known := b.store.volume(pv.Name)
-	stored, err := b.store.storeVolume(pv)
+	prev, known := b.store.volume(pv.Name)
+	stored, err := b.store.learnVolume(pv)
 	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		klog.FromContext(ctx).V(2).Info("Cannot cache volume", "volumeName", pv.Name, "err", err)
 		return
 	}
-	if stored && !known {
+	if stored && (!known || prev.UID != pv.UID) {
 		wk := volumeWork(pv.Name)
 		b.work.track(wk)
 		b.work.add(wk)
 	}
 }
 
+// keepWrittenVolume caches the answer to the Binder's update of a volume:
+// the version a sync or an operation decided on, which needs no sync of
+// its own (Config.Observer is told so).
+func (b *Binder) keepWrittenVolume(ctx context.Context, pv *v1.PersistentVolume) {
+	stored, err := b.store.storeVolume(pv)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache written volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if stored {
+		b.observe(pv)
+	}
+}
+
 // keepClaim is keepVolume for claims.
 func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	_, known := b.store.claim(key)
+	prev, known := b.store.claim(key)
+	stored, err := b.store.learnClaim(pvc)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot cache claim", "PVC", klog.KObj(pvc), "err", err)
+		return
+	}
+	if stored && (!known || prev.UID != pvc.UID) {
+		wk := claimWork(key)
+		b.work.track(wk)
+		b.work.add(wk)
+	}
+}
+
+// keepWrittenClaim is keepWrittenVolume for claims.
+func (b *Binder) keepWrittenClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 	stored, err := b.store.storeClaim(pvc)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot cache written claim", "PVC", klog.KObj(pvc), "err", err)
 		return
 	}
-	if stored && !known {
-		wk := claimWork(key)
-		b.work.track(wk)
-		b.work.add(wk)
+	if stored {
+		b.observe(pvc)
 	}
+}
+
+// volumeNotFound handles the NotFound answer to a write of pv: the server
+// has no volume of that name any more. When the cached volume is still
+// pv's (same UID), it is forgotten as its delete event would forget it.
+// The event may never come: when a volume was re-created and deleted again
+// while an informer relisted, the informer reports only the deletion of
+// the first one, which leaves the second, learned from a read, cached; a
+// claim it pointed at then retried its write forever (chaos seed 201062).
+func (b *Binder) volumeNotFound(ctx context.Context, pv *v1.PersistentVolume) {
+	cached, ok := b.store.volume(pv.Name)
+	if !ok || cached.UID != pv.UID {
+		return
+	}
+	klog.FromContext(ctx).V(3).Info("Volume is gone from the API server, forgetting it", "volumeName", pv.Name)
+	b.volumeDeleted(cached)
+}
+
+// claimNotFound is volumeNotFound for claims.
+func (b *Binder) claimNotFound(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
+	cached, ok := b.store.claim(cache.ClaimKey(pvc.Namespace, pvc.Name))
+	if !ok || cached.UID != pvc.UID {
+		return
+	}
+	klog.FromContext(ctx).V(3).Info("Claim is gone from the API server, forgetting it", "PVC", klog.KObj(pvc))
+	b.claimDeleted(cached)
 }

@@ -11,7 +11,8 @@
 // writes applied but answered with an error, the N-th request of a verb on
 // an object (InjectFault, ArmFaults for a queue of different faults);
 // dropped, duplicated, delayed and reordered events of one object, stalled
-// watches and forced relists (InjectWatchFault, StallWatches,
+// watches, slow watches that deliver every event in order but late, and
+// forced relists (InjectWatchFault, StallWatches, SlowWatches,
 // ForceRelist); and events delivered after the write returns
 // (Config.AsyncEvents). Each fault draws from its own random stream, derived
 // from the Server's seed (Config.Seed) so that a run replays.

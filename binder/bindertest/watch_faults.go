@@ -76,9 +76,12 @@ type watchFaults struct {
 	// they were held.
 	held []heldEvent
 	// stalled counts the StallWatches calls in force per kind; queue holds
-	// the events they hold back, in commit order.
+	// the events they, and SlowWatches, hold back, in commit order.
 	stalled [numKinds]int
 	queue   [numKinds][]event
+	// lag is, per kind, how many events SlowWatches keeps behind; 0 when
+	// the kind's watch is not slow.
+	lag [numKinds]int
 }
 
 // heldEvent is an event held back by WatchDelay (countdown) or
@@ -147,16 +150,64 @@ func (s *Server) StallWatches(kind Kind) (resume func()) {
 		wf.stalled[kind]--
 		var queued bool
 		if wf.stalled[kind] == 0 {
-			for _, ev := range wf.queue[kind] {
-				queued = s.sendLocked(ev) || queued
-			}
-			wf.queue[kind] = nil
+			// A slow kind keeps its lag behind.
+			queued = s.sendQueuedLocked(kind, wf.lag[kind])
 		}
 		s.mu.Unlock()
 		if queued {
 			s.deliver()
 		}
 	}
+}
+
+// SlowWatches makes the watches and handlers of kind lag lag events
+// behind (less than 1 means 1), as a slow but healthy watch does: every
+// event of kind is held back until lag later events of kind have been
+// committed, and events are sent in commit order, none lost. The returned
+// func ends the lag and sends what it holds back (a stalled kind keeps
+// them until it resumes); calling it more than once is harmless. A second
+// SlowWatches of a kind replaces the lag of the first.
+func (s *Server) SlowWatches(kind Kind, lag int) (resume func()) {
+	if !kind.valid() {
+		return func() {}
+	}
+	s.mu.Lock()
+	s.watchStateLocked().lag[kind] = max(lag, 1)
+	s.mu.Unlock()
+	var done bool
+	return func() {
+		s.mu.Lock()
+		if done {
+			s.mu.Unlock()
+			return
+		}
+		done = true
+		wf := s.watch
+		wf.lag[kind] = 0
+		queued := wf.stalled[kind] == 0 && s.sendQueuedLocked(kind, 0)
+		s.mu.Unlock()
+		if queued {
+			s.deliver()
+		}
+	}
+}
+
+// sendQueuedLocked sends the events of kind's queue beyond the newest
+// keep and reports whether handler deliveries were queued. Called with mu
+// held.
+func (s *Server) sendQueuedLocked(kind Kind, keep int) bool {
+	wf := s.watch
+	q := wf.queue[kind]
+	n := max(len(q)-keep, 0)
+	var queued bool
+	for _, ev := range q[:n] {
+		queued = s.sendLocked(ev) || queued
+	}
+	wf.queue[kind] = slices.Delete(q, 0, n)
+	if len(wf.queue[kind]) == 0 {
+		wf.queue[kind] = nil
+	}
+	return queued
 }
 
 // FlushWatchFaults sends every event that WatchDelay and WatchReorder
@@ -178,7 +229,8 @@ func (s *Server) FlushWatchFaults() {
 	}
 }
 
-// HeldEvents returns how many events watch faults and stalls hold back.
+// HeldEvents returns how many events watch faults, stalls and slow
+// watches hold back.
 func (s *Server) HeldEvents() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -272,11 +324,15 @@ func (s *Server) firingWatchFaultLocked(ev event) *faultState {
 	return nil
 }
 
-// emitLocked sends ev unless its kind is stalled.
+// emitLocked sends ev unless its kind is stalled or slow.
 func (s *Server) emitLocked(ev event) bool {
-	if wf := s.watch; wf != nil && wf.stalled[ev.kind] > 0 {
-		wf.queue[ev.kind] = append(wf.queue[ev.kind], ev)
+	wf := s.watch
+	if wf == nil || (wf.stalled[ev.kind] == 0 && wf.lag[ev.kind] == 0) {
+		return s.sendLocked(ev)
+	}
+	wf.queue[ev.kind] = append(wf.queue[ev.kind], ev)
+	if wf.stalled[ev.kind] > 0 {
 		return false
 	}
-	return s.sendLocked(ev)
+	return s.sendQueuedLocked(ev.kind, wf.lag[ev.kind])
 }

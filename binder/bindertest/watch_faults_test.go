@@ -232,3 +232,43 @@ func TestHeldEventsSkipLaterSubscribers(t *testing.T) {
 		t.Errorf("first event of the watch started during the stall = %s %s, want ADDED pv2", ev.Type, pv.Name)
 	}
 }
+
+// TestSlowWatches: a slow watch delivers every event, in order, lag events
+// late; resume sends what it still holds. A stall on a slow kind holds
+// everything, and its end leaves the lag behind.
+func TestSlowWatches(t *testing.T) {
+	s, _ := newServer(t)
+	mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	mustCreateVolume(t, s, newVolume("pv2", "1Gi"))
+	var l eventLog
+	defer s.AddEventHandler(bindertest.KindVolume, l.handler())()
+	resume := s.SlowWatches(bindertest.KindVolume, 2)
+	relabel(t, s, "pv1", "1")
+	relabel(t, s, "pv2", "1")
+	if got := l.events()[2:]; len(got) != 0 {
+		t.Errorf("events within the lag = %v, want none", got)
+	}
+	relabel(t, s, "pv1", "2")
+	if diff := cmp.Diff([]string{"update pv1 1"}, l.events()[2:]); diff != "" {
+		t.Errorf("events after one more (-want +got):\n%s", diff)
+	}
+	stall := s.StallWatches(bindertest.KindVolume)
+	relabel(t, s, "pv2", "2")
+	relabel(t, s, "pv1", "3")
+	if n := s.HeldEvents(); n != 4 {
+		t.Errorf("HeldEvents while slow and stalled = %d, want 4", n)
+	}
+	stall()
+	if diff := cmp.Diff([]string{"update pv1 1", "update pv2 1", "update pv1 2"}, l.events()[2:]); diff != "" {
+		t.Errorf("events after the stall (-want +got):\n%s", diff)
+	}
+	resume()
+	resume() // harmless
+	want := []string{"update pv1 1", "update pv2 1", "update pv1 2", "update pv2 2", "update pv1 3"}
+	if diff := cmp.Diff(want, l.events()[2:]); diff != "" {
+		t.Errorf("events after resume (-want +got):\n%s", diff)
+	}
+	if n := s.HeldEvents(); n != 0 {
+		t.Errorf("HeldEvents after resume = %d, want 0", n)
+	}
+}

@@ -53,12 +53,30 @@ const (
 	// provisioned volume's own create was the only news of it, so it was
 	// never synced or cleaned up).
 	AsyncProvisioning
+	// SlowWatch makes the watch of volumes or of claims slow but in order
+	// for a while (bindertest.SlowWatches): every event arrives, in
+	// order, a few events late, with informers and with handlers.
+	SlowWatch
+	// Recreate deletes claims and unbound volumes and creates them again
+	// under the same name (another UID, another spec) while the Binder
+	// runs; with Watch, SlowWatch or Async their old and new events
+	// arrive late, around the Binder's reads and writes of them.
+	Recreate
+	// FailedReads fails the next read of a volume and of its claim right
+	// after a successful Delete, Recycle or Provision call for it, when
+	// the Binder checks or records what the call did.
+	FailedReads
+	// DefaultClass makes one storage class the default and leaves some
+	// claims without a class, which the Binder then gives the default
+	// class when no volume matches them, as Kubernetes does.
+	DefaultClass
 
 	numClasses = iota
 )
 
 var classNames = [numClasses]string{"errors", "applied", "watch", "relist", "churn", "crash", "overlap",
-	"provision-errors", "recycle-errors", "async-provisioning"}
+	"provision-errors", "recycle-errors", "async-provisioning", "slow-watch", "recreate", "failed-reads",
+	"default-class"}
 
 // AllClasses enables every class.
 const AllClasses = Class(1<<numClasses - 1)
@@ -142,7 +160,8 @@ type Case struct {
 	Async bool
 	// Classes are the disturbances of the run.
 	Classes Class
-	// Churn is the number of creates and deletes made while it runs.
+	// Churn is the number of creates, deletes and re-creates made while
+	// it runs.
 	Churn int
 	// CrashAt, when positive, crashes the Binder that makes the run's
 	// CrashAt-th write or storage call (the first Binder, its restarts and
@@ -175,7 +194,7 @@ func CaseFor(seed int64, enabled Class) Case {
 	if !c.Informers {
 		c.Classes &^= Relist
 	}
-	if c.Classes&Churn != 0 {
+	if c.Classes&(Churn|Recreate) != 0 {
 		c.Churn = 1 + rng.IntN(c.Objects/2+3)
 	}
 	if c.Classes&Crash != 0 {

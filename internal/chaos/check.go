@@ -1,7 +1,12 @@
 package chaos
 
 import (
+	"fmt"
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
@@ -24,6 +29,7 @@ func (r *run) check(vs *violations) {
 	r.checkClaims(vs, volumes, claims, ix)
 	r.checkVolumes(vs, volumes, claims)
 	r.checkStorage(vs, volumes)
+	r.checkSynced(vs, volumes, claims)
 	for name := range r.retained {
 		if volumes[name] == nil {
 			vs.add(RetainDeleted, "Retain volume %s is gone", name)
@@ -48,11 +54,20 @@ func (r *run) checkClaims(vs *violations, volumes map[string]*v1.PersistentVolum
 			} else if pv.Status.Phase != v1.VolumeBound {
 				vs.add(PhaseWrong, "claim %s is Bound to volume %s in phase %s", key, pv.Name, pv.Status.Phase)
 			}
+			if pv != nil && r.st.wasChosen(pv, pvc.UID) {
+				if why := mismatch(pv, pvc); why != "" {
+					vs.add(BoundMismatch, "claim %s is Bound to volume %s, which the Binder chose, although %s", key, pv.Name, why)
+				}
+			}
 		case v1.ClaimPending:
 			if pvc.Spec.VolumeName != "" {
 				if pv := volumes[pvc.Spec.VolumeName]; pv != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == pvc.UID {
 					vs.add(PhaseWrong, "claim %s is Pending although volume %s is bound to it", key, pv.Name)
 				}
+				continue
+			}
+			if pvc.Spec.StorageClassName == nil && r.defaultClass != "" {
+				vs.add(ClaimUnbound, "claim %s without class is Pending, never given the default class %s", key, r.defaultClass)
 				continue
 			}
 			class := ptr.Deref(pvc.Spec.StorageClassName, "")
@@ -157,4 +172,53 @@ func describeVolume(pv *v1.PersistentVolume) string {
 		return "no such volume"
 	}
 	return pv.Name + " " + string(pv.Status.Phase) + " bound to " + refName(pv.Spec.ClaimRef)
+}
+
+// mismatch says which of the claim's matching rules pv breaks, or "".
+func mismatch(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) string {
+	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+	capacity := pv.Spec.Capacity[v1.ResourceStorage]
+	switch {
+	case volume.GetPersistentVolumeClass(pv) != volume.GetPersistentVolumeClaimClass(pvc):
+		return fmt.Sprintf("its class %q is not the claim's %q", volume.GetPersistentVolumeClass(pv), volume.GetPersistentVolumeClaimClass(pvc))
+	case !volume.CheckAccessModes(pvc, pv):
+		return fmt.Sprintf("its access modes %v do not include the claim's %v", pv.Spec.AccessModes, pvc.Spec.AccessModes)
+	case volume.CheckVolumeModeMismatches(&pvc.Spec, &pv.Spec):
+		return "its volume mode is not the claim's"
+	case capacity.Cmp(request) < 0:
+		return fmt.Sprintf("its capacity %s is less than the claim's request %s", capacity.String(), request.String())
+	case pvc.Spec.Selector != nil:
+		sel, err := metav1.LabelSelectorAsSelector(pvc.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(pv.Labels)) {
+			return "its labels do not match the claim's selector"
+		}
+	}
+	return ""
+}
+
+// checkSynced: every volume and claim that exists was synced, or written,
+// at its final version by a Binder live at the end (see
+// binder.SyncObserver). Without instances (a hand-made run) nothing is
+// checked.
+func (r *run) checkSynced(vs *violations, volumes map[string]*v1.PersistentVolume, claims map[types.UID]*v1.PersistentVolumeClaim) {
+	ins := r.live
+	if len(ins) == 0 {
+		ins = r.final
+	}
+	if len(ins) == 0 {
+		return
+	}
+	seen := func(obj metav1.Object) bool {
+		return slices.ContainsFunc(ins, func(in *instance) bool { return in.synced.has(obj) })
+	}
+	for _, pv := range volumes {
+		if !seen(pv) {
+			vs.add(Unsynced, "volume %s (UID %s) was never synced at its final resourceVersion %s (%s)", pv.Name, pv.UID, pv.ResourceVersion, pv.Status.Phase)
+		}
+	}
+	for _, pvc := range claims {
+		if !seen(pvc) {
+			vs.add(Unsynced, "claim %s/%s (UID %s) was never synced at its final resourceVersion %s (%s)", pvc.Namespace, pvc.Name, pvc.UID, pvc.ResourceVersion, pvc.Status.Phase)
+		}
+	}
 }

@@ -9,8 +9,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
 
+	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/binder/bindertest"
 )
 
@@ -22,7 +24,7 @@ func newCheckRun(t *testing.T, objs ...runtime.Object) *run {
 		t.Fatal(err)
 	}
 	vs := &violations{}
-	r := &run{srv: srv, vs: vs, st: newStorage(srv, vs), retained: map[string]bool{}}
+	r := &run{srv: srv, vs: vs, st: newStorage(srv, vs, nil), retained: map[string]bool{}}
 	for _, o := range objs {
 		if pv, ok := o.(*v1.PersistentVolume); ok {
 			r.st.addStatic(handleOf(pv), pv.Spec.PersistentVolumeReclaimPolicy)
@@ -53,6 +55,12 @@ func bound(pvName, claimName, class string, size int, policy v1.PersistentVolume
 	return pv, pvc
 }
 
+// chose records that the Binder chose the volume pvName for the claim
+// claimName (UID "uid-<claimName>").
+func chose(pvName, claimName string) func(r *run) {
+	return func(r *run) { r.st.chose(pvName, types.UID("uid-"+claimName)) }
+}
+
 // TestCheck: each broken settled state is reported under its invariant,
 // and a consistent one under none.
 func TestCheck(t *testing.T) {
@@ -69,6 +77,49 @@ func TestCheck(t *testing.T) {
 			return []runtime.Object{pv, pvc, gone, newVolume("pv-3", "", 1, v1.PersistentVolumeReclaimDelete),
 				newClaim("c-2", "", 5)}
 		}, nil, nil},
+		{"claim bound to a volume the Binder chose of another class", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pv.Spec.StorageClassName = "manual"
+			return []runtime.Object{pv, pvc}
+		}, chose("pv-1", "a"), []string{BoundMismatch}},
+		{"claim bound to a volume the Binder chose, too small", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pvc.Spec.Resources.Requests[v1.ResourceStorage] = gi(2)
+			return []runtime.Object{pv, pvc}
+		}, chose("pv-1", "a"), []string{BoundMismatch}},
+		{"claim bound to a volume it names, of another class", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			pv.Spec.StorageClassName = "manual"
+			return []runtime.Object{pv, pvc}
+		}, nil, nil},
+		{"claim without class left Pending beside a default class", func() []runtime.Object {
+			pvc := newClaim("a", "", 1)
+			pvc.Spec.StorageClassName = nil
+			return []runtime.Object{pvc}
+		}, func(r *run) { r.defaultClass = "manual" }, []string{ClaimUnbound}},
+		{"objects never synced at their final version", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pv, pvc}
+		}, func(r *run) {
+			in := &instance{}
+			for _, pv := range r.srv.SharedVolumes() {
+				in.synced.ObjectSynced(pv) // the volume only
+			}
+			r.final = []*instance{in}
+		}, []string{Unsynced}},
+		{"objects synced at their final version", func() []runtime.Object {
+			pv, pvc := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
+			return []runtime.Object{pv, pvc}
+		}, func(r *run) {
+			in := &instance{}
+			for _, pv := range r.srv.SharedVolumes() {
+				in.synced.ObjectSynced(pv)
+			}
+			for _, pvc := range r.srv.SharedClaims() {
+				in.synced.ObjectSynced(pvc)
+			}
+			r.final = []*instance{{}, in}
+		}, nil},
 		{"two claims bound to one volume", func() []runtime.Object {
 			pv, a := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimRetain)
 			_, b := bound("pv-1", "b", "", 1, v1.PersistentVolumeReclaimRetain)
@@ -202,35 +253,60 @@ func TestStorageChecks(t *testing.T) {
 	live, claim := bound("pv-1", "a", "", 1, v1.PersistentVolumeReclaimDelete)
 	retain, _ := bound("pv-2", "gone", "", 1, v1.PersistentVolumeReclaimRetain)
 	recycled, _ := bound("pv-3", "gone3", "", 1, v1.PersistentVolumeReclaimRecycle)
+	deleted, _ := bound("pv-5", "gone5", "", 1, v1.PersistentVolumeReclaimDelete)
 	tests := []struct {
 		name string
 		do   func(r *run)
 		want []string
 	}{
-		{"delete under a live claim", func(r *run) { r.st.remove(live) }, []string{ReclaimWhileClaimed, StorageLost}},
-		{"delete of a Retain volume", func(r *run) { r.st.remove(retain) }, []string{RetainDeleted}},
+		{"delete under a live claim", func(r *run) { r.st.remove(&instance{}, live) }, []string{ReclaimWhileClaimed, StorageLost}},
+		{"delete of a Retain volume", func(r *run) { r.st.remove(&instance{}, retain) }, []string{RetainDeleted}},
 		{"delete of a volume whose claim is bound elsewhere", func(r *run) {
 			elsewhere := live.DeepCopy()
-			elsewhere.Name = "pv-4"
-			r.st.remove(elsewhere) // pv-4 does not exist: a cleanup
+			elsewhere.Name, elsewhere.UID = "pv-4", ""
+			r.st.remove(&instance{}, elsewhere) // pv-4 does not exist: a cleanup
 			if err := r.srv.Seed(context.Background(), elsewhere); err != nil {
 				t.Fatal(err)
 			}
-			r.st.remove(elsewhere) // claim a is bound to pv-1
+			r.st.remove(&instance{}, elsewhere) // claim a is bound to pv-1
 		}, nil},
 		{"recycle under a live claim", func(r *run) {
 			r.st.recycle(&instance{}, live)
 		}, []string{ReclaimWhileClaimed}},
 		{"delete while a recycle of it runs", func(r *run) {
 			a := r.st.begin("recycle", recycled)
-			r.st.remove(recycled)
+			r.st.remove(&instance{}, recycled)
 			r.st.end(a)
 		}, []string{ReclaimedTwice}},
-		{"delete after a delete", func(r *run) {
-			gone, _ := bound("pv-5", "gone5", "", 1, v1.PersistentVolumeReclaimDelete)
-			r.st.remove(gone)
-			r.st.remove(gone)
+		{"delete twice by one Binder", func(r *run) {
+			in := &instance{}
+			r.st.remove(in, deleted)
+			r.st.remove(in, deleted)
+		}, []string{DeletedTwice}},
+		{"delete again by another Binder while the first leads", func(r *run) {
+			r.st.remove(&instance{}, deleted)
+			r.st.remove(&instance{}, deleted)
+		}, []string{DeletedTwice}},
+		{"delete again after a crash", func(r *run) {
+			in := &instance{}
+			r.st.remove(in, deleted)
+			in.dead.Store(true)
+			r.st.remove(&instance{}, deleted)
 		}, nil},
+		{"delete again after a crash, although the mark says deleted", func(r *run) {
+			in := &instance{}
+			r.st.remove(in, deleted)
+			in.dead.Store(true)
+			pv, err := r.srv.GetVolume(context.Background(), deleted.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			metav1.SetMetaDataAnnotation(&pv.ObjectMeta, binder.AnnOperation, `{"op":"delete","owner":"x","start":"2024-01-01T00:00:00Z","done":true}`)
+			if _, err := r.srv.UpdateVolume(context.Background(), pv); err != nil {
+				t.Fatal(err)
+			}
+			r.st.remove(&instance{}, deleted)
+		}, []string{DeletedTwice}},
 		{"Binder deletes the volume object of a live claim", func(r *run) {
 			in := &instance{srv: r.srv, st: r.st, vs: r.vs}
 			if err := in.DeleteVolume(context.Background(), "pv-1"); err != nil {
@@ -263,11 +339,45 @@ func TestStorageChecks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newCheckRun(t, live, claim, retain, recycled)
+			r := newCheckRun(t, live, claim, retain, recycled, deleted)
 			tc.do(r)
 			if diff := cmp.Diff(tc.want, invariants(r.vs)); diff != "" {
 				t.Errorf("invariants (-want +got):\n%s\n%v", diff, r.vs.all())
 			}
 		})
+	}
+}
+
+// TestChosenBindings: a Binder's write of a volume's claimRef (with
+// bound-by-controller) to a claim that names no volume is a binding it
+// chose; the same write for a claim that names the volume is not.
+func TestChosenBindings(t *testing.T) {
+	named := newClaim("b", "", 1)
+	named.Spec.VolumeName = "pv-2"
+	r := newCheckRun(t, newVolume("pv-1", "", 1, v1.PersistentVolumeReclaimRetain), newVolume("pv-2", "", 1, v1.PersistentVolumeReclaimRetain),
+		newClaim("a", "", 1), named)
+	in := &instance{srv: r.srv, st: r.st, vs: r.vs}
+	bind := func(pvName, claimName string) *v1.PersistentVolume {
+		pv, err := r.srv.GetVolume(context.Background(), pvName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pvc, err := r.srv.GetClaim(context.Background(), ns, claimName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv.Spec.ClaimRef = claimRef(pvc, true)
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, volume.AnnBoundByController, "yes")
+		out, err := in.UpdateVolume(context.Background(), pv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if pv := bind("pv-1", "a"); !r.st.wasChosen(pv, "uid-a") {
+		t.Error("volume pv-1 bound to claim a, which named no volume: not recorded as chosen")
+	}
+	if pv := bind("pv-2", "b"); r.st.wasChosen(pv, "uid-b") {
+		t.Error("volume pv-2 bound to claim b, which names it: recorded as chosen")
 	}
 }

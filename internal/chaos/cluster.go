@@ -17,6 +17,9 @@ import (
 // ns is the namespace of every claim.
 const ns = "chaos"
 
+// annDefaultClass marks the default StorageClass.
+const annDefaultClass = "storageclass.kubernetes.io/is-default-class"
+
 // The storage classes of a run: two provision (Delete and Retain), one
 // does not ("manual"), and "" has no class object.
 var (
@@ -25,9 +28,17 @@ var (
 		v1.PersistentVolumeReclaimDelete, v1.PersistentVolumeReclaimRecycle}
 )
 
-func classes() []runtime.Object {
+func classes() []runtime.Object { return classesWithDefault("") }
+
+// classesWithDefault is classes with the class named def, if any, made
+// the default class.
+func classesWithDefault(def string) []runtime.Object {
 	mk := func(name, provisioner string, policy v1.PersistentVolumeReclaimPolicy) *storagev1.StorageClass {
-		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner, ReclaimPolicy: &policy}
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner, ReclaimPolicy: &policy}
+		if name == def {
+			sc.Annotations = map[string]string{annDefaultClass: "true"}
+		}
+		return sc
 	}
 	return []runtime.Object{
 		mk("manual", "kubernetes.io/no-provisioner", v1.PersistentVolumeReclaimRetain),
@@ -40,6 +51,16 @@ func classes() []runtime.Object {
 func provisions(class string) bool { return class == "fast" || class == "keep" }
 
 func gi(n int) resource.Quantity { return resource.MustParse(fmt.Sprintf("%dGi", n)) }
+
+// withHandle makes pv refer to the storage handle h.
+func withHandle(pv *v1.PersistentVolume, h string) {
+	if s := pv.Spec.CSI; s != nil {
+		s.VolumeHandle = h
+	}
+	if s := pv.Spec.NFS; s != nil {
+		s.Path = "/" + h
+	}
+}
 
 // newVolume returns an unbound static volume with storage handle name.
 func newVolume(name, class string, size int, policy v1.PersistentVolumeReclaimPolicy) *v1.PersistentVolume {
@@ -101,9 +122,9 @@ func bindBoth(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) {
 // unbound (Available, Pending or no phase), pre-bound by name on either
 // side, bound, half-bound on either side, released (bound to a claim that
 // is gone) with each reclaim policy, and claims to provision.
-func cluster(rng *rand.Rand, n int, claimClass, staticClass func() string, policy func() v1.PersistentVolumeReclaimPolicy) (volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) {
+func cluster(rng *rand.Rand, n int, claim func(name string, size int) *v1.PersistentVolumeClaim, staticClass func() string, policy func() v1.PersistentVolumeReclaimPolicy) (volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) {
 	for i := range n {
-		claims = append(claims, newClaim(fmt.Sprintf("claim-%d", i), claimClass(), 1+rng.IntN(8)))
+		claims = append(claims, claim(fmt.Sprintf("claim-%d", i), 1+rng.IntN(8)))
 	}
 	next := 0 // claims before next are taken by a volume
 	for i := range n {

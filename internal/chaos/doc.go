@@ -1,6 +1,10 @@
 // Package chaos drives the Binder through random clusters and fault
 // schedules on a bindertest.Server and checks, once everything has settled,
-// the invariants a volume binder must never break (Violation lists them).
+// the invariants a volume binder must never break (Violation lists them):
+// on the Server's objects, on the storage behind them (every Provision,
+// Delete and Recycle call is checked as it is made) and on what each
+// Binder reports through binder.Config.Observer (every object must have
+// been synced at its final version).
 //
 // A Case is derived from a seed (CaseFor) and can be written as one line
 // (Case.String, ParseCase), so that a failing run replays:

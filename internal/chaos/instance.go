@@ -38,6 +38,9 @@ type instance struct {
 	// its operations short.
 	retired atomic.Bool
 
+	// synced records what the instance's Binder synced.
+	synced syncedVersions
+
 	b         *binder.Binder
 	informers []toolscache.SharedIndexInformer
 	cancel    context.CancelFunc
@@ -83,6 +86,46 @@ func (in *instance) retire() {
 	in.stop()
 }
 
+// syncedVersions records the versions of volumes and claims a Binder
+// synced or wrote (binder.SyncObserver).
+type syncedVersions struct {
+	// mu guards seen.
+	mu   sync.Mutex
+	seen map[objectVersion]struct{}
+}
+
+// objectVersion is one version of a volume (namespace "") or a claim.
+type objectVersion struct {
+	volume                   bool
+	namespace, name, uid, rv string
+}
+
+func versionOf(obj metav1.Object) objectVersion {
+	_, isVolume := obj.(*v1.PersistentVolume)
+	return objectVersion{volume: isVolume, namespace: obj.GetNamespace(), name: obj.GetName(),
+		uid: string(obj.GetUID()), rv: obj.GetResourceVersion()}
+}
+
+var _ binder.SyncObserver = (*syncedVersions)(nil)
+
+func (s *syncedVersions) ObjectSynced(obj metav1.Object) {
+	v := versionOf(obj)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = make(map[objectVersion]struct{})
+	}
+	s.seen[v] = struct{}{}
+}
+
+// has reports whether the version of obj was synced.
+func (s *syncedVersions) has(obj metav1.Object) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.seen[versionOf(obj)]
+	return ok
+}
+
 // The binder.API of the instance.
 
 // write runs do(ctx, obj), a create or update, as one of the instance's
@@ -94,11 +137,20 @@ func write[T any](ctx context.Context, in *instance, obj T, do func(context.Cont
 }
 
 func (in *instance) CreateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	return write(ctx, in, pv, in.srv.CreateVolume)
+	out, err := write(ctx, in, pv, in.srv.CreateVolume)
+	if ref := pv.Spec.ClaimRef; ref != nil && ref.UID != "" {
+		in.st.chose(pv.Name, ref.UID) // provisioned for the claim
+	}
+	return out, err
 }
 
 func (in *instance) UpdateVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	return write(ctx, in, pv, in.srv.UpdateVolume)
+	claim := in.st.choosing(pv)
+	out, err := write(ctx, in, pv, in.srv.UpdateVolume)
+	if claim != "" {
+		in.st.chose(pv.Name, claim)
+	}
+	return out, err
 }
 
 func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
@@ -107,7 +159,7 @@ func (in *instance) UpdateVolumeStatus(ctx context.Context, pv *v1.PersistentVol
 
 func (in *instance) DeleteVolume(ctx context.Context, name string) error {
 	return in.call(func() error {
-		if cur, err := in.srv.GetVolume(context.Background(), name); err == nil {
+		if cur, ok := in.st.peekVolume(name); ok {
 			if cur.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRetain {
 				in.vs.add(RetainDeleted, "Retain volume %s deleted by the Binder", name)
 			}
@@ -165,8 +217,9 @@ func (in *instance) start(ctx context.Context, c Case, fc *testingclock.FakeCloc
 		OperationInitialDelay: 100 * time.Millisecond, OperationMaxDelay: opMaxDelay,
 		Provisioning: &binder.ProvisioningConfig{Provisioners: map[string]binder.Provisioner{driver: p},
 			CreateVolumeInterval: time.Second},
-		Reclaim: &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{driver: p}, Recycler: p},
-		Fence:   in.fence,
+		Reclaim:  &binder.ReclaimConfig{Deleters: map[string]binder.Deleter{driver: p}, Recycler: p},
+		Fence:    in.fence,
+		Observer: &in.synced,
 		// A Binder that crashes right after it marked a volume for
 		// deletion (AnnOperation) keeps the others off it for the TTL;
 		// the default 5 minutes outlast what is left of the settling

@@ -13,8 +13,10 @@ import (
 // are new on every call.
 func Objects(c Case) []runtime.Object {
 	r := &run{c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed))}
-	vols, claims := cluster(r.rng, c.Objects, r.claimClass, r.staticClass, r.policy)
-	objs := classes()
+	// As Run draws them, in the same order from the same source.
+	r.defaultClass = r.pickDefaultClass()
+	vols, claims := cluster(r.rng, c.Objects, r.newClaim, r.staticClass, r.policy)
+	objs := classesWithDefault(r.defaultClass)
 	for _, pv := range vols {
 		objs = append(objs, pv)
 	}

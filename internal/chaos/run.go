@@ -83,6 +83,12 @@ type run struct {
 	// crash is the crash plan of the instances the case runs (not of the
 	// one secondOpinion starts).
 	crash *crashPlan
+	// defaultClass is the default StorageClass of a DefaultClass run; ""
+	// otherwise.
+	defaultClass string
+	// final are the instances that were live when the run (or the second
+	// opinion) settled: the check of what was synced asks them.
+	final []*instance
 }
 
 // Run executes c and checks the invariants once it has settled. It
@@ -103,9 +109,14 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	if c.Fenced() {
 		r.lease = &lease{}
 	}
-	r.st = newStorage(r.srv, r.vs)
-	vols, claims := cluster(r.rng, c.Objects, r.claimClass, r.staticClass, r.policy)
-	objs := classes()
+	r.st = newStorage(r.srv, r.vs, r.lease)
+	if c.Classes&FailedReads != 0 {
+		r.st.reads = newReadFaults(r.srv, c.Seed)
+		r.undo = append(r.undo, r.st.reads.stop)
+	}
+	r.defaultClass = r.pickDefaultClass()
+	vols, claims := cluster(r.rng, c.Objects, r.newClaim, r.staticClass, r.policy)
+	objs := classesWithDefault(r.defaultClass)
 	for _, pv := range vols {
 		objs = append(objs, pv)
 		r.addedVolume(pv)
@@ -142,10 +153,7 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	if !settled {
 		r.vs.add(NotSettled, "still writing or busy after %d clock steps of %v: %s", settleRounds, settleStep, r.busyReport())
 	}
-	for _, in := range r.live {
-		in.stop()
-	}
-	r.live = nil
+	r.stopLive()
 	// Violations seen while it ran (a reclaim that must not happen) stand
 	// whatever a restart does; only a settled state can be repaired.
 	seen := len(r.vs.all())
@@ -159,6 +167,14 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	return Result{Case: c, Violations: r.vs.all(), Writes: st.TotalWrites(), Faults: st.Faults,
 		Conflicts: st.Conflicts, Instances: len(r.started), Crashed: r.crashed(), FenceRefusals: r.fenceRefusals(),
 		State: r.state(), RepairedByRestart: repaired}, nil
+}
+
+// stopLive stops the live instances and keeps them as the final ones.
+func (r *run) stopLive() {
+	for _, in := range r.live {
+		in.stop()
+	}
+	r.final, r.live = r.live, nil
 }
 
 // addedVolume records a volume the driver creates or seeds.
@@ -237,7 +253,14 @@ func (r *run) disturb() error {
 			stallKind = bindertest.KindClaim
 		}
 	}
-	var resume func()
+	slowAt, slowKind, slowLag := -1, bindertest.KindVolume, 0
+	if r.c.Classes&SlowWatch != 0 {
+		slowAt, slowLag = r.rng.IntN(steps/2+1), 1+r.rng.IntN(5)
+		if r.rng.IntN(2) == 0 {
+			slowKind = bindertest.KindClaim
+		}
+	}
+	var resume, resumeSlow func()
 	for step := range steps {
 		if step < r.c.Churn {
 			if err := r.churn(); err != nil {
@@ -261,6 +284,12 @@ func (r *run) disturb() error {
 			resume()
 			resume = nil
 		}
+		if step == slowAt {
+			resumeSlow = r.srv.SlowWatches(slowKind, slowLag)
+		} else if resumeSlow != nil && r.rng.IntN(4) == 0 {
+			resumeSlow()
+			resumeSlow = nil
+		}
 		if r.c.Classes&Relist != 0 && r.rng.IntN(steps) == 0 {
 			r.srv.ForceRelist(bindertest.KindVolume + bindertest.Kind(r.rng.IntN(2)))
 		}
@@ -272,6 +301,9 @@ func (r *run) disturb() error {
 	}
 	if resume != nil {
 		resume()
+	}
+	if resumeSlow != nil {
+		resumeSlow()
 	}
 	r.stopFenced()
 	return r.ctx.Err()
@@ -439,10 +471,7 @@ func (r *run) secondOpinion() (bool, error) {
 		return false, err
 	}
 	_, err := r.settle()
-	for _, in := range r.live {
-		in.stop()
-	}
-	r.live = nil
+	r.stopLive()
 	if err != nil {
 		return false, err
 	}

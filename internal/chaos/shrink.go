@@ -83,7 +83,7 @@ func candidates(c Case) []Case {
 			if cl == Crash {
 				n.CrashAt, n.CrashApplied = 0, false
 			}
-			if cl == Churn {
+			if n.Classes&(Churn|Recreate) == 0 {
 				n.Churn = 0
 			}
 		})

@@ -2,12 +2,15 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"runtime"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/binder/bindertest"
@@ -38,14 +41,91 @@ type asset struct {
 type storage struct {
 	srv *bindertest.Server
 	vs  *violations
+	// lease is the lease of a fenced run; nil otherwise.
+	lease *lease
+	// reads fails reads after storage calls (FailedReads); nil otherwise.
+	reads *readFaults
 
-	// mu guards assets.
+	// mu guards assets, deletedBy and chosen.
 	mu     sync.Mutex
 	assets map[string]*asset
+	// deletedBy maps the UID of a volume whose storage a Deleter deleted
+	// to the instance that deleted it.
+	deletedBy map[types.UID]*instance
+	// chosen holds the bindings a Binder chose: a volume it bound
+	// (claimRef with UID, bound-by-controller) to a claim that named no
+	// volume, or that it provisioned for the claim.
+	chosen map[binding]bool
 }
 
-func newStorage(srv *bindertest.Server, vs *violations) *storage {
-	return &storage{srv: srv, vs: vs, assets: make(map[string]*asset)}
+// binding is a volume UID and a claim UID.
+type binding struct{ volume, claim types.UID }
+
+func newStorage(srv *bindertest.Server, vs *violations, l *lease) *storage {
+	return &storage{srv: srv, vs: vs, lease: l, assets: make(map[string]*asset), deletedBy: make(map[types.UID]*instance),
+		chosen: make(map[binding]bool)}
+}
+
+// choosing returns the UID of the claim a write of pv binds it to, when
+// the Binder chose pv for that claim: the write gives pv a claimRef with
+// the claim's UID and bound-by-controller, and the claim names no volume
+// (a claim that names its volume takes it by Kubernetes' rule, as a claim
+// does a volume a user pre-bound). "" otherwise.
+func (st *storage) choosing(pv *v1.PersistentVolume) types.UID {
+	ref := pv.Spec.ClaimRef
+	if ref == nil || ref.UID == "" || !metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
+		return ""
+	}
+	if cur, ok := st.peekVolume(pv.Name); ok && cur.Spec.ClaimRef != nil && cur.Spec.ClaimRef.UID == ref.UID {
+		return "" // bound already
+	}
+	if pvc, ok := st.peekClaim(ref.Namespace, ref.Name); !ok || pvc.UID != ref.UID || pvc.Spec.VolumeName != "" {
+		return ""
+	}
+	return ref.UID
+}
+
+// chose records that a Binder chose the volume named name for the claim
+// with UID claim, if the Server's volume is bound to it now (the write
+// was carried out).
+func (st *storage) chose(name string, claim types.UID) {
+	pv, ok := st.peekVolume(name)
+	if !ok || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.chosen[binding{volume: pv.UID, claim: claim}] = true
+}
+
+// wasChosen reports whether a Binder chose pv for the claim with UID
+// claim (see choosing).
+func (st *storage) wasChosen(pv *v1.PersistentVolume, claim types.UID) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.chosen[binding{volume: pv.UID, claim: claim}]
+}
+
+// peekVolume returns the Server's volume named name as the checks see it:
+// without the faults, latency and counts of a request (shared with the
+// Server: do not modify).
+func (st *storage) peekVolume(name string) (*v1.PersistentVolume, bool) {
+	for _, pv := range st.srv.SharedVolumes() {
+		if pv.Name == name {
+			return pv, true
+		}
+	}
+	return nil, false
+}
+
+// peekClaim is peekVolume for claims.
+func (st *storage) peekClaim(namespace, name string) (*v1.PersistentVolumeClaim, bool) {
+	for _, pvc := range st.srv.SharedClaims() {
+		if pvc.Namespace == namespace && pvc.Name == name {
+			return pvc, true
+		}
+	}
+	return nil, false
 }
 
 // addStatic records the storage of a statically provisioned volume.
@@ -74,26 +154,26 @@ func (st *storage) claimUses(ref *v1.ObjectReference, pvName string) bool {
 	if ref == nil || ref.UID == "" {
 		return false
 	}
-	pvc, err := st.srv.GetClaim(context.Background(), ref.Namespace, ref.Name)
-	return err == nil && pvc.UID == ref.UID && (pvc.Spec.VolumeName == "" || pvc.Spec.VolumeName == pvName)
+	pvc, ok := st.peekClaim(ref.Namespace, ref.Name)
+	return ok && pvc.UID == ref.UID && (pvc.Spec.VolumeName == "" || pvc.Spec.VolumeName == pvName)
 }
 
 // liveVolumeUses reports whether a volume object named name refers to
 // handle and is bound to a claim that exists and is bound to it.
 func (st *storage) liveVolumeUses(name, handle string) bool {
-	pv, err := st.srv.GetVolume(context.Background(), name)
-	if err != nil || handleOf(pv) != handle || pv.Spec.ClaimRef == nil {
+	pv, ok := st.peekVolume(name)
+	if !ok || handleOf(pv) != handle || pv.Spec.ClaimRef == nil {
 		return false
 	}
-	pvc, err := st.srv.GetClaim(context.Background(), pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
-	return err == nil && pvc.UID == pv.Spec.ClaimRef.UID && pvc.Spec.VolumeName == pv.Name
+	pvc, ok := st.peekClaim(pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+	return ok && pvc.UID == pv.Spec.ClaimRef.UID && pvc.Spec.VolumeName == pv.Name
 }
 
 // volumeExists reports whether the Server holds a volume named name with
 // uid (any uid when uid is empty).
 func (st *storage) volumeExists(name string, uid types.UID) bool {
-	pv, err := st.srv.GetVolume(context.Background(), name)
-	return err == nil && (uid == "" || pv.UID == uid)
+	pv, ok := st.peekVolume(name)
+	return ok && (uid == "" || pv.UID == uid)
 }
 
 // provision creates (or returns again) the storage of a volume.
@@ -150,8 +230,9 @@ func (st *storage) end(a *asset) {
 	st.mu.Unlock()
 }
 
-// remove deletes the storage of pv.
-func (st *storage) remove(pv *v1.PersistentVolume) {
+// remove deletes the storage of pv for inst.
+func (st *storage) remove(inst *instance, pv *v1.PersistentVolume) {
+	st.checkDeletedOnce(inst, pv)
 	a := st.begin("delete", pv)
 	runtime.Gosched() // give a concurrent call the chance to overlap
 	st.mu.Lock()
@@ -184,6 +265,43 @@ func (st *storage) recycle(inst *instance, pv *v1.PersistentVolume) {
 	st.end(a)
 }
 
+// checkDeletedOnce records the Delete of pv's storage by inst and checks
+// that no Deleter ran for pv's UID before: once one did, the Binder never
+// calls one again for that volume, unless the instance that called it
+// first stopped before it could record it (it crashed, was retired or
+// lost the lease) and the volume does not say the storage is deleted.
+func (st *storage) checkDeletedOnce(inst *instance, pv *v1.PersistentVolume) {
+	if pv.UID == "" {
+		return // the storage of a volume object never created: a cleanup
+	}
+	cur, ok := st.peekVolume(pv.Name)
+	marked := ok && cur.UID == pv.UID && doneMark(cur)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	prev := st.deletedBy[pv.UID]
+	st.deletedBy[pv.UID] = inst
+	switch {
+	case prev == nil:
+	case marked:
+		st.vs.add(DeletedTwice, "Deleter ran again for volume %s (UID %s), whose operation mark says its storage is deleted", pv.Name, pv.UID)
+	case prev == inst:
+		st.vs.add(DeletedTwice, "Deleter ran twice for volume %s (UID %s) in one Binder", pv.Name, pv.UID)
+	case !prev.gone() && (st.lease == nil || st.lease.holds(prev)):
+		st.vs.add(DeletedTwice, "Deleter ran for volume %s (UID %s) while the Binder that ran it first still leads", pv.Name, pv.UID)
+	}
+}
+
+// doneMark reports whether pv's operation mark says its storage is
+// deleted.
+func doneMark(pv *v1.PersistentVolume) bool {
+	var m struct {
+		Op   string `json:"op"`
+		Done bool   `json:"done"`
+	}
+	raw, ok := pv.Annotations[binder.AnnOperation]
+	return ok && json.Unmarshal([]byte(raw), &m) == nil && m.Op == "delete" && m.Done
+}
+
 // snapshot returns a copy of the assets by handle.
 func (st *storage) snapshot() map[string]asset {
 	st.mu.Lock()
@@ -211,13 +329,24 @@ var (
 func (p plugins) Provision(_ context.Context, req *binder.ProvisionRequest) (*v1.PersistentVolume, error) {
 	var pv *v1.PersistentVolume
 	err := p.inst.call(func() error { pv = p.st.provision(p.inst, req); return nil })
+	if err == nil {
+		p.st.reads.after(req.VolumeName, req.Claim.Namespace, req.Claim.Name)
+	}
 	return pv, err
 }
 
 func (p plugins) Delete(_ context.Context, pv *v1.PersistentVolume) error {
-	return p.inst.call(func() error { p.st.remove(pv); return nil })
+	err := p.inst.call(func() error { p.st.remove(p.inst, pv); return nil })
+	if err == nil {
+		p.st.reads.afterReclaim(pv)
+	}
+	return err
 }
 
 func (p plugins) Recycle(_ context.Context, pv *v1.PersistentVolume) error {
-	return p.inst.call(func() error { p.st.recycle(p.inst, pv); return nil })
+	err := p.inst.call(func() error { p.st.recycle(p.inst, pv); return nil })
+	if err == nil {
+		p.st.reads.afterReclaim(pv)
+	}
+	return err
 }

@@ -41,6 +41,20 @@ const (
 	// PhaseWrong: an object left in a phase it cannot stay in (a claim
 	// Pending with a volume name bound to it, a bound volume Available).
 	PhaseWrong = "phase"
+	// BoundMismatch: a claim Bound to a volume the Binder chose for it
+	// (it wrote the volume's claimRef, with bound-by-controller, while the
+	// claim named no volume, or provisioned the volume for the claim) that
+	// does not satisfy the claim's matching rules (class, access modes,
+	// volume mode, capacity, selector). A claim that names its volume
+	// takes it by Kubernetes' rule, whatever its class, as does a claim a
+	// user pre-bound a volume to.
+	BoundMismatch = "bound-mismatch"
+	// Unsynced: an object that exists at the end and that no live Binder
+	// synced at its final version (or wrote at it).
+	Unsynced = "unsynced"
+	// DeletedTwice: a Deleter ran twice for one volume UID, and the first
+	// run's Binder did not stop before it could record it.
+	DeletedTwice = "deleted-twice"
 )
 
 // Violation is one broken invariant.
