@@ -55,6 +55,16 @@ func (b *Binder) syncUnboundClaim(ctx context.Context, claim *v1.PersistentVolum
 	return b.syncRequestedClaim(ctx, claim)
 }
 
+// bindTimed is bindReserved, and ends the claim's timed operation (as
+// Kubernetes' RecordMetric after bind) when the binding completed or failed.
+func (b *Binder) bindTimed(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (bool, error) {
+	bound, err := b.bindReserved(ctx, pv, claim)
+	if bound || err != nil {
+		b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
+	}
+	return bound, err
+}
+
 // syncUnrequestedClaim handles an unbound claim that did not ask for a
 // volume: bind it to the best match, or leave it Pending.
 func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) error {
@@ -69,7 +79,7 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 		return err
 	}
 	if pv != nil {
-		if bound, err := b.bindReserved(ctx, pv, claim); bound || err != nil {
+		if bound, err := b.bindTimed(ctx, pv, claim); bound || err != nil {
 			return err
 		}
 	}
@@ -82,11 +92,8 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 		if v := logger.V(4); v.Enabled() {
 			v.Info("Synchronizing unbound PersistentVolumeClaim, volume found", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 		}
-		bound, err := b.bindReserved(ctx, pv, claim)
-		switch {
-		case err != nil || bound:
-			b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
-		default:
+		bound, err := b.bindTimed(ctx, pv, claim)
+		if !bound && err == nil {
 			// A binding to this claim appeared after ownVolume
 			// looked, and was rolled back: search again.
 			err = errVolumeChurn

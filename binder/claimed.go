@@ -98,8 +98,8 @@ func boundToUID(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
 // bindReserved binds claim to pv, a volume its sync reserved and locked
 // (ownVolume, findAndLock), and ends the reservation and the lock. A
 // volume bound to the claim's UID already must still satisfy the claim:
-// all of its matching rules (fitsClaim) when the Binder chose it
-// (bound-by-controller), Kubernetes' rules for a pre-bound volume
+// all of its matching rules (fitsClaim) when the Binder chose it by a
+// search (chosenBySearch), Kubernetes' rules for a pre-bound volume
 // (fitsPrebound) when a user did. One that does not (the claim got a
 // class, or the volume changed, since) has that binding rolled back
 // instead (a user's pre-binding by name stays), and bound is false. When
@@ -110,7 +110,7 @@ func (b *Binder) bindReserved(ctx context.Context, pv *v1.PersistentVolume, clai
 	name := pv.Name
 	if boundToUID(pv, claim) {
 		fits := fitsPrebound
-		if metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
+		if chosenBySearch(pv) {
 			fits = fitsClaim
 		}
 		if ferr := fits(pv, claim); ferr != nil {
@@ -130,6 +130,17 @@ func (b *Binder) bindReserved(ctx context.Context, pv *v1.PersistentVolume, clai
 	b.volumeLocks.Unlock(name)
 	b.reservations.hold(cache.ClaimKey(claim.Namespace, claim.Name), claim.UID, name)
 	return true, err
+}
+
+// chosenBySearch reports whether pv's claimRef was set by a Binder's
+// search (bound-by-controller), not by a user's pre-binding or by the
+// provisioning of pv for the claim: a provisioned volume is pre-bound at
+// creation and, as in Kubernetes' FindMatchingVolume, binds under the
+// pre-bound rules (a claim's selector, which provisioning ignores, does not
+// apply to it).
+func chosenBySearch(pv *v1.PersistentVolume) bool {
+	return metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) &&
+		!metav1.HasAnnotation(pv.ObjectMeta, volume.AnnDynamicallyProvisioned)
 }
 
 // endChoice unlocks a volume a claim sync reserved and locked and ends the

@@ -240,7 +240,7 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 	if node != nil && !delay {
 		return fmt.Errorf("claim %s: %w", cache.Key(pvc), ErrNodeForImmediate)
 	}
-	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
+	best, err := e.findBest(pvc, delay)
 	if err != nil {
 		x.set(Unsatisfiable, "nothing can satisfy it: the claim is invalid", err.Error())
 		return nil
@@ -352,4 +352,24 @@ func (e *Explainer) consumers(pvc *v1.PersistentVolumeClaim) []Consumer {
 		out = append(out, Consumer{Pod: cache.Key(pod), Node: pod.Spec.NodeName})
 	}
 	return out
+}
+
+// findBest is the volume the Binder's sync binds the claim to. A volume a
+// search bound to the claim's UID that no longer satisfies it comes first
+// from the index, but the Binder rolls that binding back and searches
+// again, where the volume (failing a rule) cannot be chosen: so is it
+// left out here, by searching for a copy of the claim with another UID.
+func (e *Explainer) findBest(pvc *v1.PersistentVolumeClaim, delay bool) (*v1.PersistentVolume, error) {
+	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
+	if err != nil || best == nil {
+		return best, err
+	}
+	v := e.volumeByName[best.Name]
+	m := newMatcher(pvc, false, nil, e.cfg.UnmarkedCandidates)
+	if v == nil || !m.preboundTo(v) || !m.chosenBySearch(v) || m.checkChosen(v) == Fits {
+		return best, nil
+	}
+	other := pvc.DeepCopy()
+	other.UID += "-search"
+	return e.index.FindBestMatch(other, pvindex.FindOptions{DelayBinding: delay})
 }

@@ -124,6 +124,13 @@ func comparePod(ctx context.Context, x *explain.PodExplanation, pod *v1.Pod, nod
 		}
 		return nil
 	}
+	if reasons, err := vb.Check(ctx, pod); err == nil && len(reasons) > 0 {
+		// Kubernetes' PreFilter fails the pod on every node at once.
+		if x.Verdict != explain.Unschedulable || x.Error != reasons[0].Message() || len(x.Nodes) != 0 {
+			return fmt.Errorf("Check says %q for the whole pod; explained as %s, %q, %d nodes", reasons[0].Message(), x.Verdict, x.Error, len(x.Nodes))
+		}
+		return nil
+	}
 	var fit []string
 	for i, node := range nodes {
 		pv, reasons, err := vb.Find(ctx, pod, node)

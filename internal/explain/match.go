@@ -149,6 +149,9 @@ func (m *matcher) check(v *volumeInfo) Rule {
 		return Invalid
 	}
 	if m.preboundTo(v) {
+		if !m.scheduler && m.chosenBySearch(v) {
+			return m.checkChosen(v)
+		}
 		return m.checkPrebound(v)
 	}
 	switch {
@@ -179,6 +182,37 @@ func (m *matcher) checkSpec(v *volumeInfo) Rule {
 		return VolumeAttributesClass
 	case m.node != nil && volume.CheckNodeAffinity(v.pv, m.node.Labels) != nil:
 		return NodeAffinity
+	}
+	return Fits
+}
+
+// chosenBySearch reports whether v is bound to the claim's UID by a PV
+// controller's search (bound-by-controller, not provisioned for it): the
+// Binder completes such a binding only while the volume still satisfies
+// the claim, and rolls it back otherwise.
+func (m *matcher) chosenBySearch(v *volumeInfo) bool {
+	return v.refUID != "" && v.refUID == m.claim.UID &&
+		metav1.HasAnnotation(v.pv.ObjectMeta, volume.AnnBoundByController) &&
+		!metav1.HasAnnotation(v.pv.ObjectMeta, volume.AnnDynamicallyProvisioned)
+}
+
+// checkChosen checks a volume a search bound to the claim as the Binder
+// does before it completes that binding: every matching rule but phase and
+// node affinity.
+func (m *matcher) checkChosen(v *volumeInfo) Rule {
+	switch {
+	case v.class != m.class:
+		return StorageClass
+	case v.modes&m.want != m.want:
+		return AccessModes
+	case v.mode != m.mode:
+		return VolumeMode
+	case v.capacity.cmp(m.reqSize) < 0:
+		return Capacity
+	case m.selector != nil && !m.selector.Matches(labels.Set(v.pv.Labels)):
+		return Selector
+	case v.vac != m.vac:
+		return VolumeAttributesClass
 	}
 	return Fits
 }

@@ -69,6 +69,13 @@ func (e *Explainer) Pod(ctx context.Context, namespace, name string, opts PodOpt
 	if err != nil {
 		return nil, err
 	}
+	// kube-scheduler's PreFilter answers for the whole pod first (a claim
+	// missing, Lost, being deleted, or unbound and not delayed).
+	if reasons, err := s.vb.Check(ctx, pod); err == nil && len(reasons) > 0 {
+		x.Verdict, x.Error = Unschedulable, reasons[0].Message()
+		x.Summary = fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), x.Error)
+		return x, nil
+	}
 	nc := &nodeCandidates{e: e, max: max, byClaim: make(map[string]*claimScan)}
 	for _, node := range nodes {
 		pv, reasons, err := s.vb.Find(ctx, pod, node)
