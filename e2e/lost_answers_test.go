@@ -96,7 +96,7 @@ func startBinderOn(t *testing.T, cfg binder.Config, wrap func(binder.API) binder
 		cancel()
 		t.Fatalf("binder.New: %v", err)
 	}
-	var claimHandler toolscache.ResourceEventHandler = b.ClaimHandler()
+	claimHandler := b.ClaimHandler()
 	if claims != nil {
 		claims.h = claimHandler
 		claimHandler = claims

@@ -460,7 +460,7 @@ func TestRunNilContext(t *testing.T) {
 	t.Parallel()
 	m := New(Config{})
 	var ran atomic.Bool
-	// A nil context on purpose (staticcheck SA1012).
+	//nolint:staticcheck // SA1012: a nil context on purpose, to test its refusal.
 	if err := m.Run(nil, "op", func(context.Context) error { ran.Store(true); return nil }); !errors.Is(err, ErrNilContext) {
 		t.Errorf("Run(nil ctx) = %v, want ErrNilContext", err)
 	}

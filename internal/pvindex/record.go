@@ -100,11 +100,6 @@ func (d *derived) same(e *derived) bool {
 		d.modes == e.modes && d.deleting == e.deleting && d.candidate == e.candidate
 }
 
-// newRecord derives the record of pv; see derive for unmarked.
-func newRecord(pv *v1.PersistentVolume, unmarked bool) *record {
-	return &record{pv: pv, derived: derive(pv, unmarked)}
-}
-
 // sameClaimKey reports whether a and b have no claimRef, or claimRefs
 // that name the same claim: the key the Index lists them under.
 func sameClaimKey(a, b *v1.PersistentVolume) bool {
