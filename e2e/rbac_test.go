@@ -308,6 +308,16 @@ func TestControllerUnderRBAC(t *testing.T) {
 				t.Errorf("/metrics with %s = %d %.200q, want one of %v", tc.name, code, body, tc.want)
 			}
 		}
+		// The PV-collector gauges and the pending age have series only
+		// while the caches hold volumes and a Pending claim: the other
+		// subtests' objects are gone by now.
+		f := newFixture(t)
+		f.create(f.volume("pv-small", 1), f.claim("pvc-too-big", 100))
+		f.eventually(time.Minute, "the collectors to see a volume and a Pending claim", func(context.Context) (bool, error) {
+			code, body := scrape(t, port, "/metrics", scraperToken)
+			return code == http.StatusOK && strings.Contains(body, "pv_collector_total_pv_count{") &&
+				strings.Contains(body, "volbind_binder_pending_claim_max_age_seconds"), nil
+		})
 		code, body := scrape(t, port, "/metrics", scraperToken)
 		for _, want := range []string{`leader_election_master_status{name="` + lease + `"} 1`, "rest_client_requests_total{",
 			"rest_client_request_duration_seconds_bucket{", "rest_client_rate_limiter_duration_seconds_count{",
