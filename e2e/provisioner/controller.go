@@ -73,7 +73,9 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 		}
 		opts = append(opts, controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, limit)))
 	}
+	newControllerMu.Lock()
 	ctrl := controller.NewProvisionController(ctx, client, p.cfg.Driver, p, opts...)
+	newControllerMu.Unlock()
 	ctrl.ControllerWaitGroup(&workers)
 	claims.Start(ctx.Done())
 	volumes.Start(ctx.Done())
@@ -85,3 +87,10 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 	}
 	return nil
 }
+
+// newControllerMu serializes NewProvisionController, which registers
+// core/v1 in client-go's global scheme.Scheme on every call: two
+// provisioners started at once in one process (the suite runs one per
+// binder) would write the scheme's maps concurrently ("concurrent map
+// writes", seen in CI). The library's global is the state guarded here.
+var newControllerMu sync.Mutex
