@@ -354,20 +354,28 @@ func (e *Explainer) consumers(pvc *v1.PersistentVolumeClaim) []Consumer {
 	return out
 }
 
-// findBest is the volume the Binder's sync binds the claim to. A volume a
-// search bound to the claim's UID that no longer satisfies it comes first
-// from the index, but the Binder rolls that binding back and searches
-// again, where the volume (failing a rule) cannot be chosen: so is it
-// left out here, by searching for a copy of the claim with another UID.
+// findBest is the volume the Binder's sync binds the claim to. The index
+// answers first with a volume bound to the claim's UID; when that is one a
+// search chose (bound-by-controller) that no longer satisfies the claim,
+// the Binder rolls that binding back and tries the next volume bound to
+// the claim's UID (by name), then searches, where a rolled-back volume
+// (failing a rule) cannot be chosen: so is it left out here, the search
+// made for a copy of the claim with another UID.
 func (e *Explainer) findBest(pvc *v1.PersistentVolumeClaim, delay bool) (*v1.PersistentVolume, error) {
 	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil || best == nil {
 		return best, err
 	}
-	v := e.volumeByName[best.Name]
 	m := newMatcher(pvc, false, nil, e.cfg.UnmarkedCandidates)
-	if v == nil || !m.preboundTo(v) || !m.chosenBySearch(v) || m.checkChosen(v) == Fits {
+	rolledBack := func(v *volumeInfo) bool { return m.chosenBySearch(v) && m.checkChosen(v) != Fits }
+	if v := e.volumeByName[best.Name]; v == nil || !m.preboundTo(v) || !rolledBack(v) {
 		return best, nil
+	}
+	for i := range e.volumes {
+		v := &e.volumes[i]
+		if v.refUID != "" && m.preboundTo(v) && !rolledBack(v) && (m.chosenBySearch(v) || m.checkPrebound(v) == Fits) {
+			return v.pv, nil
+		}
 	}
 	other := pvc.DeepCopy()
 	other.UID += "-search"

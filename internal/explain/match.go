@@ -198,11 +198,13 @@ func (m *matcher) chosenBySearch(v *volumeInfo) bool {
 
 // checkChosen checks a volume a search bound to the claim as the Binder
 // does before it completes that binding: every matching rule but phase and
-// node affinity.
+// node affinity; one being deleted is not taken, as by FindMatchingVolume.
 func (m *matcher) checkChosen(v *volumeInfo) Rule {
 	switch {
 	case v.class != m.class:
 		return StorageClass
+	case v.deleting:
+		return Deleting
 	case v.modes&m.want != m.want:
 		return AccessModes
 	case v.mode != m.mode:
