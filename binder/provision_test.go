@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -104,6 +105,26 @@ func TestProvision(t *testing.T) {
 // TestProvisionBackoff: a failing Provisioner gets a ProvisioningFailed
 // event per failure, is not called again before the backoff has passed,
 // and its later success binds the claim.
+// TestProvisionedVolumeBindsUnderPreboundRules: a volume provisioned for a
+// claim with a selector (which provisioning ignores, as Kubernetes' PV
+// controller does) is pre-bound to the claim at creation and binds under
+// the pre-bound rules, not rolled back for the selector it cannot match.
+func TestProvisionedVolumeBindsUnderPreboundRules(t *testing.T) {
+	t.Parallel()
+	p := newPlugin()
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "fast"}}
+	e, b := provEnv(t, p, goldClaim("claim1", "1Gi", pvcSelector(sel)))
+	e.run(b)
+	e.settle(b)
+	claim := e.claim("claim1")
+	if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName != "pvc-uid-claim1" {
+		t.Fatalf("claim %s to %q; want Bound to pvc-uid-claim1", claim.Status.Phase, claim.Spec.VolumeName)
+	}
+	if pv := e.volume("pvc-uid-claim1"); pv.Status.Phase != v1.VolumeBound {
+		t.Errorf("volume %s, want Bound", pv.Status.Phase)
+	}
+}
+
 func TestProvisionBackoff(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
