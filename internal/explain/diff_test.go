@@ -76,7 +76,7 @@ func runClaimCase(ctx context.Context, c *diffCase) error {
 	xs := make(map[string]*explain.ClaimExplanation, len(objs.Claims))
 	volumes := make(map[string]*v1.PersistentVolume, len(objs.Volumes))
 	for _, pv := range objs.Volumes {
-		volumes[pv.Name] = pv
+		volumes[pv.Name] = rolledBack(pv, objs.Claims, c.availableDelay)
 	}
 	for _, pvc := range objs.Claims {
 		x, err := e.Claim(pvc.Namespace, pvc.Name, explain.ClaimOptions{Max: -1})

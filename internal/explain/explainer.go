@@ -137,6 +137,7 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 	if err := e.addClaims(objs.Claims); err != nil {
 		return nil, err
 	}
+	e.rollBackSearched()
 	if err := e.addClasses(objs.Classes); err != nil {
 		return nil, err
 	}
@@ -150,6 +151,35 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// rollBackSearched takes each volume as the Binder leaves it when a search
+// bound it to a claim (bound-by-controller, the claim's UID) that it no
+// longer satisfies and that has not completed the binding: the claim's
+// next sync rolls that binding back and the volume becomes Available for
+// every claim, so explanations see it unbound and Available.
+func (e *Explainer) rollBackSearched() {
+	for i := range e.volumes {
+		v := &e.volumes[i]
+		if !v.hasRef || v.refUID == "" || v.invalid != "" {
+			continue
+		}
+		claim := e.claims[v.ref]
+		if claim == nil || claim.UID != v.refUID || claim.Spec.VolumeName != "" ||
+			metav1.HasAnnotation(claim.ObjectMeta, volume.AnnBindCompleted) {
+			continue
+		}
+		m := newMatcher(claim, false, nil, e.cfg.UnmarkedCandidates)
+		if !m.chosenBySearch(v) || m.checkChosen(v) == Fits {
+			continue
+		}
+		rolled := v.pv.DeepCopy()
+		rolled.Spec.ClaimRef = nil
+		rolled.Status.Phase = v1.VolumeAvailable
+		delete(rolled.Annotations, volume.AnnBoundByController)
+		*v = infoOf(rolled)
+		e.index.Upsert(rolled)
+	}
 }
 
 // claimName names a claim without building a "namespace/name" string.
