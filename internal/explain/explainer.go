@@ -177,7 +177,9 @@ func (e *Explainer) rollBackSearched() {
 		rolled.Spec.ClaimRef = nil
 		rolled.Status.Phase = v1.VolumeAvailable
 		delete(rolled.Annotations, volume.AnnBoundByController)
+		orig := v.pv
 		*v = infoOf(rolled)
+		v.cached = orig
 		e.index.Upsert(rolled)
 	}
 }

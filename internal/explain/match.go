@@ -34,6 +34,10 @@ type volumeInfo struct {
 	deleting bool
 	// invalid says why the Binder keeps the volume out of its index, or "".
 	invalid string
+	// cached is the volume as the cluster holds it when pv is the version
+	// the Binder's next sync will make of it (rollBackSearched); the
+	// scheduler side sees the cached one.
+	cached *v1.PersistentVolume
 }
 
 func infoOf(pv *v1.PersistentVolume) volumeInfo {

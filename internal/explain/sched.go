@@ -79,6 +79,9 @@ func (e *Explainer) buildScheduler() (*schedSide, error) {
 	vh, ch := vb.VolumeHandler(), vb.ClaimHandler()
 	for i := range e.volumes {
 		pv := e.volumes[i].pv
+		if c := e.volumes[i].cached; c != nil {
+			pv = c
+		}
 		if !validVersion(pv.ResourceVersion) {
 			c := *pv
 			c.ResourceVersion = "1"
