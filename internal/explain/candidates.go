@@ -108,7 +108,7 @@ func (s *scan) tieBreaks(v *volumeInfo, rule Rule) (int64, int64) {
 	if s.m.scheduler {
 		return pre, v.bytes
 	}
-	return int64(v.modes.rank())*2 + pre, v.bytes
+	return int64(v.modes.Rank())*2 + pre, v.bytes
 }
 
 // keep inserts r into top, in order, dropping the last beyond max.

@@ -79,7 +79,7 @@ func (d *detailer) fitDetail(v *volumeInfo, s *scan) string {
 		return "fits"
 	case m.preboundTo(v) && m.preboundTo(c):
 		return "fits, pre-bound to the claim too; " + c.pv.Name + " sorts first by name"
-	case !m.scheduler && v.modes.rank() > c.modes.rank():
+	case !m.scheduler && v.modes.Rank() > c.modes.Rank():
 		return fmt.Sprintf("fits, but offers more access modes (%s) than %s (%s): the controller tries volumes with the fewest modes first",
 			joinModes(v.pv.Spec.AccessModes), c.pv.Name, joinModes(c.pv.Spec.AccessModes))
 	case m.preboundTo(c):

@@ -368,7 +368,7 @@ func invalidVolume(pv *v1.PersistentVolume) string {
 		return "negative storage capacity " + q.String()
 	}
 	for _, m := range pv.Spec.AccessModes {
-		if _, known := modeBit(m); !known {
+		if !pvindex.KnownMode(m) {
 			return fmt.Sprintf("unknown access mode %q", m)
 		}
 	}
@@ -381,7 +381,7 @@ func invalidClaim(pvc *v1.PersistentVolumeClaim) string {
 		return "negative storage request " + q.String()
 	}
 	for _, m := range pvc.Spec.AccessModes {
-		if _, known := modeBit(m); !known {
+		if !pvindex.KnownMode(m) {
 			return fmt.Sprintf("unknown access mode %q", m)
 		}
 	}

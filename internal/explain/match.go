@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/internal/pvindex"
 )
 
 // volumeInfo is what a scan reads of one volume, derived once by New and
@@ -42,7 +44,7 @@ type volumeInfo struct {
 
 func infoOf(pv *v1.PersistentVolume) volumeInfo {
 	q := pv.Spec.Capacity[v1.ResourceStorage]
-	m, _ := modesOf(pv.Spec.AccessModes)
+	m, _ := pvindex.AccessModes(pv.Spec.AccessModes)
 	v := volumeInfo{pv: pv, class: volume.GetPersistentVolumeClass(pv), vac: ptr.Deref(pv.Spec.VolumeAttributesClassName, ""),
 		mode: modeOrDefault(pv.Spec.VolumeMode), phase: pv.Status.Phase, capacity: sizeOf(q), bytes: q.Value(), modes: m,
 		deleting: pv.DeletionTimestamp != nil, invalid: invalidVolume(pv)}
@@ -120,7 +122,7 @@ type matcher struct {
 // newMatcher returns the matcher of claim, whose selector must parse
 // (invalidClaim checks that first).
 func newMatcher(claim *v1.PersistentVolumeClaim, scheduler bool, node *v1.Node, unmarked bool) *matcher {
-	want, unknown := modesOf(claim.Spec.AccessModes)
+	want, unknown := pvindex.AccessModes(claim.Spec.AccessModes)
 	req := claim.Spec.Resources.Requests[v1.ResourceStorage]
 	m := &matcher{
 		claim: claim, class: volume.GetPersistentVolumeClaimClass(claim), want: want, unknown: unknown,

@@ -1,53 +1,16 @@
 package explain
 
 import (
-	"math/bits"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/volbind/volbind/internal/pvindex"
 )
 
-// modeSet is a set of the four known access modes as bits, the key the PV
-// controller groups volumes by (internal/pvindex keeps the same key).
-type modeSet uint8
-
-const (
-	modeRWO  modeSet = 1 << iota // ReadWriteOnce
-	modeROX                      // ReadOnlyMany
-	modeRWX                      // ReadWriteMany
-	modeRWOP                     // ReadWriteOncePod
-)
-
-func modeBit(m v1.PersistentVolumeAccessMode) (modeSet, bool) {
-	switch m {
-	case v1.ReadWriteOnce:
-		return modeRWO, true
-	case v1.ReadOnlyMany:
-		return modeROX, true
-	case v1.ReadWriteMany:
-		return modeRWX, true
-	case v1.ReadWriteOncePod:
-		return modeRWOP, true
-	}
-	return 0, false
-}
-
-// modesOf returns the known modes of a list and whether it has unknown
-// ones.
-func modesOf(modes []v1.PersistentVolumeAccessMode) (s modeSet, unknown bool) {
-	for _, m := range modes {
-		b, known := modeBit(m)
-		unknown = unknown || !known
-		s |= b
-	}
-	return s, unknown
-}
-
-// rank orders access-mode sets as the PV controller searches them: fewest
-// modes first, then by bit value (internal/pvindex's tie-break).
-func (s modeSet) rank() int {
-	return bits.OnesCount8(uint8(s))<<8 | int(s)
-}
+// modeSet is internal/pvindex's access-mode key, by which the PV
+// controller groups and orders volumes.
+type modeSet = pvindex.ModeSet
 
 // abbreviations are kubectl's short names of the access modes.
 var abbreviations = map[v1.PersistentVolumeAccessMode]string{

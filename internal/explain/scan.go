@@ -149,7 +149,7 @@ func (e *Explainer) futureReason(v *volumeInfo) string {
 // set, then a volume pre-bound to the claim, then capacity, then name.
 func (sr *scanResult) compare(a, b *volumeInfo) int {
 	rank := func(v *volumeInfo) int {
-		r := v.modes.rank() * 2
+		r := v.modes.Rank() * 2
 		if !sr.m.preboundTo(v) {
 			r++
 		}

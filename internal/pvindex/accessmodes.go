@@ -36,6 +36,26 @@ func modeBit(m v1.PersistentVolumeAccessMode) (modeSet, bool) {
 	return 0, false
 }
 
+// ModeSet is the access-mode key of the Index, for other packages of this
+// repository that group or order volumes as the Index does
+// (internal/explain).
+type ModeSet = modeSet
+
+// AccessModes returns the set of known modes of a list and whether the list
+// has unknown ones (claimModes).
+func AccessModes(modes []v1.PersistentVolumeAccessMode) (ModeSet, bool) { return claimModes(modes) }
+
+// KnownMode reports whether m is one of the four access modes the Index
+// knows.
+func KnownMode(m v1.PersistentVolumeAccessMode) bool {
+	_, known := modeBit(m)
+	return known
+}
+
+// Rank orders sets as FindBestMatch searches them (searchOrder): fewest
+// modes first, then by bit value.
+func (s modeSet) Rank() int { return bits.OnesCount8(uint8(s))<<8 | int(s) }
+
 // volumeModes is the index key of a volume: its known access modes.
 func volumeModes(modes []v1.PersistentVolumeAccessMode) modeSet {
 	var s modeSet
