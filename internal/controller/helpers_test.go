@@ -1,50 +1,10 @@
 package controller
 
-import (
-	"context"
-	"strings"
-	"testing"
-	"time"
+import "github.com/volbind/volbind/internal/testhelp"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+// The assertions this package's tests share with the other commands'.
+var (
+	wantContains = testhelp.WantContains
+	parsed       = testhelp.Parsed
+	poll         = testhelp.Poll
 )
-
-// wantContains fails t, without stopping it, for each of wants that got
-// (called what in the message) does not contain.
-func wantContains(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, got)
-		}
-	}
-}
-
-// parsed checks the error of a flag parser (called fn in the messages)
-// given args: with wantErr set, it must contain wantErr; without, there
-// must be none. It stops the test on a mismatch and reports whether the
-// parsed options are left to check.
-func parsed(t *testing.T, fn string, args []string, err error, wantErr string) bool {
-	t.Helper()
-	if wantErr != "" {
-		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("%s(%q) error = %v, want one containing %q", fn, args, err, wantErr)
-		}
-		return false
-	}
-	if err != nil {
-		t.Fatalf("%s(%q): %v", fn, args, err)
-	}
-	return true
-}
-
-// poll waits, up to wait.ForeverTestTimeout, until cond holds; it stops
-// the test with what when it does not.
-func poll(t *testing.T, what string, cond func(ctx context.Context) bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, wait.ForeverTestTimeout, true,
-		func(ctx context.Context) (bool, error) { return cond(ctx), nil })
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
