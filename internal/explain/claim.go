@@ -240,7 +240,7 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 	if node != nil && !delay {
 		return fmt.Errorf("claim %s: %w", cache.Key(pvc), ErrNodeForImmediate)
 	}
-	best, err := e.findBest(pvc, delay)
+	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil {
 		x.set(Unsatisfiable, "nothing can satisfy it: the claim is invalid", err.Error())
 		return nil
@@ -352,32 +352,4 @@ func (e *Explainer) consumers(pvc *v1.PersistentVolumeClaim) []Consumer {
 		out = append(out, Consumer{Pod: cache.Key(pod), Node: pod.Spec.NodeName})
 	}
 	return out
-}
-
-// findBest is the volume the Binder's sync binds the claim to. The index
-// answers first with a volume bound to the claim's UID; when that is one a
-// search chose (bound-by-controller) that no longer satisfies the claim,
-// the Binder rolls that binding back and tries the next volume bound to
-// the claim's UID (by name), then searches, where a rolled-back volume
-// (failing a rule) cannot be chosen: so is it left out here, the search
-// made for a copy of the claim with another UID.
-func (e *Explainer) findBest(pvc *v1.PersistentVolumeClaim, delay bool) (*v1.PersistentVolume, error) {
-	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
-	if err != nil || best == nil {
-		return best, err
-	}
-	m := newMatcher(pvc, false, nil, e.cfg.UnmarkedCandidates)
-	rolledBack := func(v *volumeInfo) bool { return m.chosenBySearch(v) && m.checkChosen(v) != Fits }
-	if v := e.volumeByName[best.Name]; v == nil || !m.preboundTo(v) || !rolledBack(v) {
-		return best, nil
-	}
-	for i := range e.volumes {
-		v := &e.volumes[i]
-		if v.refUID != "" && m.preboundTo(v) && !rolledBack(v) && (m.chosenBySearch(v) || m.checkPrebound(v) == Fits) {
-			return v.pv, nil
-		}
-	}
-	other := pvc.DeepCopy()
-	other.UID += "-search"
-	return e.index.FindBestMatch(other, pvindex.FindOptions{DelayBinding: delay})
 }

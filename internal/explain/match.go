@@ -211,18 +211,8 @@ func (m *matcher) checkChosen(v *volumeInfo) Rule {
 		return StorageClass
 	case v.deleting:
 		return Deleting
-	case v.modes&m.want != m.want:
-		return AccessModes
-	case v.mode != m.mode:
-		return VolumeMode
-	case v.capacity.cmp(m.reqSize) < 0:
-		return Capacity
-	case m.selector != nil && !m.selector.Matches(labels.Set(v.pv.Labels)):
-		return Selector
-	case v.vac != m.vac:
-		return VolumeAttributesClass
 	}
-	return Fits
+	return m.checkSpec(v) // m has no node: the PV controller's matcher
 }
 
 // checkPrebound checks a volume pre-bound to the claim. FindMatchingVolume
