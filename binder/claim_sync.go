@@ -59,7 +59,7 @@ func (b *Binder) syncUnboundClaim(ctx context.Context, claim *v1.PersistentVolum
 // Kubernetes' RecordMetric after bind) when the binding completed or failed.
 func (b *Binder) bindTimed(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (bool, error) {
 	bound, err := b.bindReserved(ctx, pv, claim)
-	if bound || err != nil {
+	if b.kube != nil && (bound || err != nil) { // no key to build without kube metrics
 		b.kube.opEnded(ctx, cache.ClaimKey(claim.Namespace, claim.Name), err)
 	}
 	return bound, err
