@@ -390,3 +390,34 @@ func TestRuleText(t *testing.T) {
 		t.Error("MarshalText(99) succeeded")
 	}
 }
+
+// TestRolledBackVolumeBySearch: a volume a controller's search bound to a
+// claim it no longer satisfies is Available to the controller's searches
+// (its next sync rolls the binding back) but, until then, bound elsewhere
+// to kube-scheduler's.
+func TestRolledBackVolumeBySearch(t *testing.T) {
+	t.Parallel()
+	old := pvc("old", "fast", "20Gi")
+	chosen := pv("pv-1", "fast", "10Gi")
+	chosen.Spec.ClaimRef = &v1.ObjectReference{Namespace: old.Namespace, Name: old.Name, UID: old.UID}
+	chosen.Annotations = map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}
+	chosen.Status.Phase = v1.VolumeBound
+	waiting := pvc("waiting", "fast", "5Gi")
+	now := pvc("now", "fast", "5Gi")
+	for _, tc := range []struct {
+		mode   storagev1.VolumeBindingMode
+		claim  *v1.PersistentVolumeClaim
+		search explain.Search
+		rule   explain.Rule
+	}{
+		{storagev1.VolumeBindingImmediate, now, explain.ControllerSearch, explain.Fits},
+		{wffc, waiting, explain.SchedulerSearch, explain.BoundElsewhere},
+	} {
+		objs := explain.Objects{Classes: []*storagev1.StorageClass{class("fast", "", tc.mode)},
+			Volumes: []*v1.PersistentVolume{chosen}, Claims: []*v1.PersistentVolumeClaim{old, tc.claim}}
+		x := explainClaim(t, newExplainer(t, objs, explain.Config{}), tc.claim.Name, explain.ClaimOptions{})
+		if x.Search != tc.search || len(x.Candidates) != 1 || x.Candidates[0].Rule != tc.rule {
+			t.Errorf("%s claim: search %s, candidates %+v; want a %s search that finds pv-1 %s", tc.mode, x.Search, x.Candidates, tc.search, tc.rule)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -18,7 +20,50 @@ import (
 	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/explain"
 	"github.com/volbind/volbind/internal/randcluster"
+	"github.com/volbind/volbind/internal/schedgen"
 )
+
+// podGenerators are the sources of clusters with pods: this package's own
+// and the one of the scheduler's differential test (internal/schedgen,
+// which adds zones, in-tree volumes migrated by CSINodes and generic
+// ephemeral volumes).
+var podGenerators = []struct {
+	name string
+	make func(seed uint64) podCase
+}{
+	{"randcluster", func(seed uint64) podCase {
+		c := randcluster.Generate(seed)
+		return podCase{objs: c.Objects(), drivers: c.CSIDrivers, capacities: c.Capacities}
+	}},
+	{"schedgen", func(seed uint64) podCase {
+		pc := podCase{unvalidated: true}
+		for _, o := range schedgen.Generate(seed).AllObjects() {
+			switch o := o.(type) {
+			case *storagev1.CSIDriver:
+				pc.drivers = append(pc.drivers, o)
+			case *storagev1.CSIStorageCapacity:
+				pc.capacities = append(pc.capacities, o)
+			case *storagev1.CSINode:
+				pc.csiNodes = append(pc.csiNodes, o)
+			default:
+				pc.objs = append(pc.objs, o)
+			}
+		}
+		return pc
+	}},
+}
+
+// podCase is a cluster of a pod generator: the objects the in-memory API
+// server holds and those the explanations and Find read besides.
+type podCase struct {
+	objs       []runtime.Object
+	drivers    []*storagev1.CSIDriver
+	capacities []*storagev1.CSIStorageCapacity
+	csiNodes   []*storagev1.CSINode
+	// unvalidated seeds objs as they are: schedgen draws now and then
+	// zone labels kube-apiserver refuses, to compare how they are read.
+	unvalidated bool
+}
 
 // TestDifferentialPods explains every pod of random clusters and checks
 // each node's verdict against binder/scheduling's Find on a VolumeBinder
@@ -29,44 +74,53 @@ import (
 // rejected by on that node (or fits, taken by another claim of the pod or
 // overruled by a volume pre-bound to the claim).
 func TestDifferentialPods(t *testing.T) {
-	t.Parallel()
 	n := *diffClusters
 	if testing.Short() && n > 10 {
 		n = 10
 	}
-	t.Logf("seeds %d to %d", *diffSeed, *diffSeed+uint64(n)-1)
-	pods := 0
-	for i := range n {
-		seed := *diffSeed + uint64(i)
-		c := randcluster.Generate(seed)
-		checked, err := runPodCase(t.Context(), c)
-		if err != nil {
-			t.Fatalf("randcluster seed %d: %v", seed, err)
-		}
-		pods += checked
-	}
-	if pods == 0 && n >= 10 {
-		t.Fatal("no pod was explained")
+	for _, g := range podGenerators {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			t.Logf("seeds %d to %d", *diffSeed, *diffSeed+uint64(n)-1)
+			var pods, nodes, fits int
+			for i := range n {
+				seed := *diffSeed + uint64(i)
+				st, err := runPodCase(t.Context(), g.make(seed))
+				if err != nil {
+					t.Fatalf("%s seed %d: %v", g.name, seed, err)
+				}
+				pods, nodes, fits = pods+st.pods, nodes+st.nodes, fits+st.fits
+			}
+			t.Logf("%d pods explained; %d nodes compared with Find, %d where the pod fits", pods, nodes, fits)
+			if n >= 10 && (nodes == 0 || fits == 0 || fits == nodes) {
+				t.Fatal("the clusters never compare both outcomes of Find on a node")
+			}
+		})
 	}
 }
 
 // runPodCase explains the pods of c and compares them with Find; it
-// returns the number of pods checked.
-func runPodCase(ctx context.Context, c *randcluster.Cluster) (int, error) {
+// returns what it compared.
+func runPodCase(ctx context.Context, c podCase) (podStats, error) {
 	ctx = klog.NewContext(ctx, logr.Discard())
 	srv := bindertest.New()
-	if err := srv.Seed(ctx, c.Objects()...); err != nil {
-		return 0, fmt.Errorf("seed: %w", err)
+	seed := srv.Seed
+	if c.unvalidated {
+		seed = srv.SeedInvalid
 	}
-	dc := &diffCase{drivers: c.CSIDrivers, capacities: c.Capacities}
+	if err := seed(ctx, c.objs...); err != nil {
+		return podStats{}, fmt.Errorf("seed: %w", err)
+	}
+	dc := &diffCase{drivers: c.drivers, capacities: c.capacities}
 	objs := dc.objectsOf(srv)
+	objs.CSINodes = c.csiNodes
 	e, err := explain.New(objs, explain.Config{})
 	if err != nil {
-		return 0, err
+		return podStats{}, err
 	}
 	vb, stop, err := findOracle(srv, objs)
 	if err != nil {
-		return 0, err
+		return podStats{}, err
 	}
 	defer stop()
 	volumes := make(map[string]*v1.PersistentVolume, len(objs.Volumes))
@@ -77,17 +131,23 @@ func runPodCase(ctx context.Context, c *randcluster.Cluster) (int, error) {
 	for _, pvc := range objs.Claims {
 		claims[cache.Key(pvc)] = pvc
 	}
+	var st podStats
 	for _, pod := range objs.Pods {
 		x, err := e.Pod(ctx, pod.Namespace, pod.Name, explain.PodOptions{Max: -1})
 		if err != nil {
-			return 0, err
+			return podStats{}, err
 		}
-		if err := comparePod(ctx, x, pod, objs.Nodes, vb, claims, volumes); err != nil {
-			return 0, fmt.Errorf("pod %s: %w\n%s", x.Pod, err, dump(x))
+		if err := comparePod(ctx, x, pod, objs.Nodes, vb, claims, volumes, &st); err != nil {
+			return podStats{}, fmt.Errorf("pod %s: %w\n%s", x.Pod, err, dump(x))
 		}
 	}
-	return len(objs.Pods), nil
+	st.pods = len(objs.Pods)
+	return st, nil
 }
+
+// podStats counts what a pod case compared: pods, nodes with Find's
+// answer, and of those the nodes where the pod fits.
+type podStats struct{ pods, nodes, fits int }
 
 // findOracle builds the VolumeBinder the explanations are compared with.
 func findOracle(srv *bindertest.Server, objs explain.Objects) (*scheduling.VolumeBinder, func(), error) {
@@ -103,11 +163,15 @@ func findOracle(srv *bindertest.Server, objs explain.Objects) (*scheduling.Volum
 	for _, c := range objs.Capacities {
 		_ = capacities.Add(c)
 	}
+	csiNodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	for _, n := range objs.CSINodes {
+		_ = csiNodes.Add(n)
+	}
 	sc, err := scheduling.NewStorageCapacity(storagelisters.NewCSIDriverLister(drivers), capacities)
 	if err != nil {
 		return nil, nil, err
 	}
-	vb, err := scheduling.New(srv, storagelisters.NewStorageClassLister(classes), scheduling.Config{Capacity: sc, Logger: logr.Discard()})
+	vb, err := scheduling.New(srv, storagelisters.NewStorageClassLister(classes), scheduling.Config{Capacity: sc, CSINodes: storagelisters.NewCSINodeLister(csiNodes), Logger: logr.Discard()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,7 +181,7 @@ func findOracle(srv *bindertest.Server, objs explain.Objects) (*scheduling.Volum
 }
 
 func comparePod(ctx context.Context, x *explain.PodExplanation, pod *v1.Pod, nodes []*v1.Node, vb *scheduling.VolumeBinder,
-	claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume) error {
+	claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume, st *podStats) error {
 	if pod.Spec.NodeName != "" {
 		if x.Verdict != explain.Scheduled {
 			return fmt.Errorf("verdict %s for a pod on node %s", x.Verdict, pod.Spec.NodeName)
@@ -131,23 +195,35 @@ func comparePod(ctx context.Context, x *explain.PodExplanation, pod *v1.Pod, nod
 		}
 		return nil
 	}
-	var fit []string
+	type found struct {
+		pv      *scheduling.PodVolumes
+		reasons []scheduling.Reason
+	}
+	finds := make([]found, len(nodes))
 	for i, node := range nodes {
 		pv, reasons, err := vb.Find(ctx, pod, node)
 		if err != nil {
+			// An error on any node fails kube-scheduler's whole cycle.
 			if x.Verdict != explain.Unschedulable || x.Error == "" || len(x.Nodes) != 0 {
-				return fmt.Errorf("Find fails (%v), but the explanation has verdict %s, error %q", err, x.Verdict, x.Error)
+				return fmt.Errorf("Find fails on node %s (%v), but the explanation has verdict %s, error %q", node.Name, err, x.Verdict, x.Error)
 			}
 			return nil
 		}
+		finds[i] = found{pv, reasons}
+	}
+	var fit []string
+	for i, node := range nodes {
+		pv, reasons := finds[i].pv, finds[i].reasons
 		if i >= len(x.Nodes) || x.Nodes[i].Node != node.Name {
 			return fmt.Errorf("node %s is not explained in order", node.Name)
 		}
 		if err := compareNode(&x.Nodes[i], node, pv, reasons, claims, volumes); err != nil {
 			return fmt.Errorf("node %s: %w", node.Name, err)
 		}
+		st.nodes++
 		if len(reasons) == 0 {
 			fit = append(fit, node.Name)
+			st.fits++
 		}
 	}
 	want := explain.Unschedulable

@@ -40,6 +40,11 @@ type Objects struct {
 	Pods       []*v1.Pod
 	CSIDrivers []*storagev1.CSIDriver
 	Capacities []*storagev1.CSIStorageCapacity
+	// CSINodes say which in-tree plugins each node has migrated to CSI
+	// (storage.alpha.kubernetes.io/migrated-plugins): kube-scheduler
+	// checks a bound in-tree volume's node affinity translated to its CSI
+	// driver on such a node.
+	CSINodes []*storagev1.CSINode
 }
 
 // Config describes the controller whose decisions are explained. The zero
@@ -80,6 +85,14 @@ type Explainer struct {
 	volumeByName map[string]*volumeInfo
 	// index holds the valid volumes, as the Binder's store does.
 	index *pvindex.Index
+	// rolledBack counts the volumes whose binding the controller rolls
+	// back (rollBackSearched): the index holds them rolled back, as the
+	// controller's next sync leaves them; clusterIndex, built on first
+	// use by a scheduler search when rolledBack > 0, holds them as the
+	// cluster does now.
+	rolledBack       int
+	clusterIndexOnce sync.Once
+	clusterIdx       *pvindex.Index
 
 	claims map[claimName]*v1.PersistentVolumeClaim
 	// pending are the claims that have not completed binding and name no
@@ -100,6 +113,7 @@ type Explainer struct {
 	podsByClaim map[string][]*v1.Pod
 	drivers     []*storagev1.CSIDriver
 	capacities  []*storagev1.CSIStorageCapacity
+	csiNodes    []*storagev1.CSINode
 
 	// sched is the scheduler side, built on first use by a pod
 	// explanation (schedOnce guards it).
@@ -130,6 +144,7 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		podsByClaim:  make(map[string][]*v1.Pod),
 		drivers:      slices.Clone(objs.CSIDrivers),
 		capacities:   slices.Clone(objs.Capacities),
+		csiNodes:     slices.Clone(objs.CSINodes),
 	}
 	if err := e.addVolumes(objs.Volumes); err != nil {
 		return nil, err
@@ -177,11 +192,31 @@ func (e *Explainer) rollBackSearched() {
 		rolled.Spec.ClaimRef = nil
 		rolled.Status.Phase = v1.VolumeAvailable
 		delete(rolled.Annotations, volume.AnnBoundByController)
-		orig := v.pv
+		orig := *v
 		*v = infoOf(rolled)
-		v.cached = orig
+		v.orig = &orig
 		e.index.Upsert(rolled)
+		e.rolledBack++
 	}
+}
+
+// clusterIndex returns an index of the valid volumes as the cluster holds
+// them now: kube-scheduler's searches see volumes the controller is about
+// to roll back as they are.
+func (e *Explainer) clusterIndex() *pvindex.Index {
+	if e.rolledBack == 0 {
+		return e.index
+	}
+	e.clusterIndexOnce.Do(func() {
+		idx := pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: e.cfg.UnmarkedCandidates})
+		for i := range e.volumes {
+			if v := e.volumes[i].inCluster(); v.invalid == "" {
+				idx.Upsert(v.pv)
+			}
+		}
+		e.clusterIdx = idx
+	})
+	return e.clusterIdx
 }
 
 // claimName names a claim without building a "namespace/name" string.

@@ -36,10 +36,27 @@ type volumeInfo struct {
 	deleting bool
 	// invalid says why the Binder keeps the volume out of its index, or "".
 	invalid string
-	// cached is the volume as the cluster holds it when pv is the version
-	// the Binder's next sync will make of it (rollBackSearched); the
-	// scheduler side sees the cached one.
-	cached *v1.PersistentVolume
+	// orig is the volume as the cluster holds it when pv is the version
+	// the Binder's next sync will make of it (rollBackSearched): the
+	// controller's searches see pv, kube-scheduler's see orig.
+	orig *volumeInfo
+}
+
+// inCluster returns the volume as the cluster holds it now, which is what
+// kube-scheduler's searches see.
+func (v *volumeInfo) inCluster() *volumeInfo {
+	if v.orig != nil {
+		return v.orig
+	}
+	return v
+}
+
+// seenBy returns the volume as a search with m's rules sees it.
+func (m *matcher) seenBy(v *volumeInfo) *volumeInfo {
+	if m.scheduler {
+		return v.inCluster()
+	}
+	return v
 }
 
 func infoOf(pv *v1.PersistentVolume) volumeInfo {

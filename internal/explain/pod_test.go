@@ -134,3 +134,49 @@ func TestPodText(t *testing.T) {
 		}
 	}
 }
+
+// TestPodMigratedVolume: on a node whose CSINode lists the in-tree GCE PD
+// plugin as migrated, a bound GCE PD volume's zone is checked as its CSI
+// driver's topology, as kube-scheduler does; without CSINodes the volume,
+// which has no node affinity, fits every node.
+func TestPodMigratedVolume(t *testing.T) {
+	t.Parallel()
+	cluster := func(csiNodes bool) explain.Objects {
+		disk := pv("disk", "", "10Gi")
+		disk.Labels = map[string]string{v1.LabelTopologyZone: "us-central1-a"}
+		disk.Spec.GCEPersistentDisk = &v1.GCEPersistentDiskVolumeSource{PDName: "disk"}
+		claim := pvc("data", "", "10Gi")
+		bind(disk, claim)
+		node := func(name, zone string) *v1.Node {
+			n := zoneNode(name, zone)
+			n.Labels["topology.gke.io/zone"] = zone
+			return n
+		}
+		objs := explain.Objects{Volumes: []*v1.PersistentVolume{disk}, Claims: []*v1.PersistentVolumeClaim{claim},
+			Nodes: []*v1.Node{node("n-a", "us-central1-a"), node("n-b", "us-central1-b")}, Pods: []*v1.Pod{podUsing("db-0", "data")}}
+		if csiNodes {
+			for _, n := range objs.Nodes {
+				objs.CSINodes = append(objs.CSINodes, &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: n.Name,
+					Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: "kubernetes.io/gce-pd"}}})
+			}
+		}
+		return objs
+	}
+	for _, tc := range []struct {
+		csiNodes bool
+		fit      string
+	}{{false, "n-a,n-b"}, {true, "n-a"}} {
+		e := newExplainer(t, cluster(tc.csiNodes), explain.Config{})
+		x, err := e.Pod(t.Context(), "app", "db-0", explain.PodOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(x.FitNodes, ","); got != tc.fit {
+			t.Errorf("CSINodes=%t: fits on %q, want %q", tc.csiNodes, got, tc.fit)
+		}
+		if tc.csiNodes && (len(x.Nodes) != 2 || len(x.Nodes[1].Reasons) != 1 || x.Nodes[1].Reasons[0].Kind != "VolumeNodeAffinityConflict" ||
+			x.Nodes[1].Reasons[0].Volume != "disk") {
+			t.Errorf("CSINodes=true: nodes %+v, want n-b rejected by VolumeNodeAffinityConflict of volume disk", x.Nodes)
+		}
+	}
+}

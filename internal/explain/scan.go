@@ -42,13 +42,13 @@ func (e *Explainer) scanClaim(x *ClaimExplanation, pvc *v1.PersistentVolumeClaim
 	chosen := best
 	if node != nil {
 		// The VolumeBinder's answer: its split index answers as one index.
-		chosen, _ = e.index.FindBestMatch(pvc, pvindex.FindOptions{SchedulerSearch: true, DelayBinding: true, Node: node})
+		chosen, _ = e.clusterIndex().FindBestMatch(pvc, pvindex.FindOptions{SchedulerSearch: true, DelayBinding: true, Node: node})
 	}
 	sr := &scanResult{e: e, m: m, d: &detailer{e: e, m: m}}
 	s := &scan{m: m, max: max, watch: sr.watch}
 	if chosen != nil {
 		s.chosen = chosen.Name
-		sr.d.chosen = e.volumeByName[chosen.Name]
+		sr.d.chosen = m.seenBy(e.volumeByName[chosen.Name])
 	}
 	s.run(e.volumes)
 	x.Candidates, x.More = s.candidates(sr.d), s.more()

@@ -68,20 +68,24 @@ func (e *Explainer) buildScheduler() (*schedSide, error) {
 			return nil, fmt.Errorf("explain: index CSIStorageCapacity %s: %w", cache.Key(c), err)
 		}
 	}
+	csiNodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	for _, n := range e.csiNodes {
+		if err := csiNodes.Add(n); err != nil {
+			return nil, fmt.Errorf("explain: index CSINode %s: %w", n.Name, err)
+		}
+	}
 	sc, err := scheduling.NewStorageCapacity(storagelisters.NewCSIDriverLister(drivers), capacities)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	vb, err := scheduling.New(readOnlyAPI{}, storagelisters.NewStorageClassLister(classes), scheduling.Config{Capacity: sc})
+	vb, err := scheduling.New(readOnlyAPI{}, storagelisters.NewStorageClassLister(classes),
+		scheduling.Config{Capacity: sc, CSINodes: storagelisters.NewCSINodeLister(csiNodes)})
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
 	vh, ch := vb.VolumeHandler(), vb.ClaimHandler()
 	for i := range e.volumes {
-		pv := e.volumes[i].pv
-		if c := e.volumes[i].cached; c != nil {
-			pv = c
-		}
+		pv := e.volumes[i].inCluster().pv
 		if !validVersion(pv.ResourceVersion) {
 			c := *pv
 			c.ResourceVersion = "1"

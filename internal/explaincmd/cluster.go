@@ -55,7 +55,7 @@ const pageSize = 500
 // readCluster reads what the explanation of o needs with one paged LIST
 // per kind, at once: volumes, claims and classes always; the pods of the
 // object's namespace; nodes for a pod or a claim matched on a node; CSI
-// drivers and storage capacities for a pod.
+// drivers, storage capacities and CSINodes for a pod.
 func (o *options) readCluster(ctx context.Context, cs kubernetes.Interface) (explain.Objects, error) {
 	var objs explain.Objects
 	g, ctx := errgroup.WithContext(ctx)
@@ -95,6 +95,9 @@ func (o *options) readCluster(ctx context.Context, cs kubernetes.Interface) (exp
 		list("csistoragecapacities", func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return cs.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, opts)
 		}, collect(&objs.Capacities))
+		list("csinodes", func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return cs.StorageV1().CSINodes().List(ctx, opts)
+		}, collect(&objs.CSINodes))
 	}
 	return objs, g.Wait()
 }
@@ -103,7 +106,7 @@ func (o *options) readCluster(ctx context.Context, cs kubernetes.Interface) (exp
 // each runs on its own list's goroutine.
 func collect[T interface {
 	*v1.PersistentVolume | *v1.PersistentVolumeClaim | *storagev1.StorageClass | *v1.Pod | *v1.Node |
-		*storagev1.CSIDriver | *storagev1.CSIStorageCapacity
+		*storagev1.CSIDriver | *storagev1.CSIStorageCapacity | *storagev1.CSINode
 }](out *[]T) func(runtime.Object) error {
 	return func(obj runtime.Object) error {
 		t, ok := obj.(T)

@@ -80,7 +80,7 @@ func (o *options) read(ctx context.Context, stdin io.Reader) (explain.Objects, e
 			return explain.Objects{}, err
 		}
 		return explain.Objects{Volumes: m.Volumes, Claims: m.Claims, Classes: m.Classes, Nodes: m.Nodes, Pods: m.Pods,
-			CSIDrivers: m.CSIDrivers, Capacities: m.Capacities}, nil
+			CSIDrivers: m.CSIDrivers, Capacities: m.Capacities, CSINodes: m.CSINodes}, nil
 	}
 	cfg, ns, err := o.restConfig()
 	if err != nil {

@@ -170,6 +170,7 @@ func TestReadClusterListsOnce(t *testing.T) {
 		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web"}},
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "csi.example.com"}},
 		&storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "cap"}},
+		&storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
 	}
 	for _, tc := range []struct {
 		kind  string
@@ -178,7 +179,7 @@ func TestReadClusterListsOnce(t *testing.T) {
 	}{
 		{kindClaim, nil, []string{"persistentvolumeclaims", "persistentvolumes", "pods/app", "storageclasses"}},
 		{kindClaim, []string{"node-1"}, []string{"nodes", "persistentvolumeclaims", "persistentvolumes", "pods/app", "storageclasses"}},
-		{kindPod, nil, []string{"csidrivers", "csistoragecapacities", "nodes", "persistentvolumeclaims", "persistentvolumes", "pods/app", "storageclasses"}},
+		{kindPod, nil, []string{"csidrivers", "csinodes", "csistoragecapacities", "nodes", "persistentvolumeclaims", "persistentvolumes", "pods/app", "storageclasses"}},
 	} {
 		cs := fake.NewClientset(objs...)
 		o := options{kind: tc.kind, namespace: "app", nodes: tc.nodes}

@@ -59,7 +59,7 @@ or CSIStorageCapacity that decided it.
 
 It reads the cluster of the kubeconfig (one LIST per kind; only get and list permissions are needed),
 or with -f manifests, such as a dump made with
-  kubectl get pv,pvc,sc,nodes,pods,csidrivers,csistoragecapacities -A -o yaml > cluster.yaml
+  kubectl get pv,pvc,sc,nodes,pods,csidrivers,csistoragecapacities,csinodes -A -o yaml > cluster.yaml
 
 Exit status: 0 when the claim is bound, would bind now or will be provisioned (a pod: is scheduled or
 fits on some node); 1 when it cannot; 2 when nothing could be explained (bad flags or manifests, an

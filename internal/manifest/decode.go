@@ -124,8 +124,12 @@ func (l *Objects) addObject(obj runtime.Object, gvk *schema.GroupVersionKind, h 
 			defaultNamespace(o)
 			return l.add(at, "CSIStorageCapacity", o, func() { l.Capacities = append(l.Capacities, o) })
 		}
+	case *storagev1.CSINode:
+		if l.storage {
+			return l.add(at, "CSINode", o, func() { l.CSINodes = append(l.CSINodes, o) })
+		}
 	case *v1.List, *v1.PersistentVolumeList, *v1.PersistentVolumeClaimList, *storagev1.StorageClassList, *v1.NodeList, *v1.PodList,
-		*storagev1.CSIDriverList, *storagev1.CSIStorageCapacityList:
+		*storagev1.CSIDriverList, *storagev1.CSIStorageCapacityList, *storagev1.CSINodeList:
 		return l.addList(obj, gvk, h, at)
 	}
 	l.Warnings = append(l.Warnings, fmt.Sprintf("%s: skipped: kind %s is not used by volbind", at, gvk.Kind))

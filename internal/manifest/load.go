@@ -66,10 +66,11 @@ type Objects struct {
 	Classes []*storagev1.StorageClass
 	Nodes   []*v1.Node
 	Pods    []*v1.Pod
-	// CSIDrivers and Capacities (CSIStorageCapacities) are kept only with
-	// Options.Storage; otherwise they are skipped with a warning.
+	// CSIDrivers, Capacities (CSIStorageCapacities) and CSINodes are kept
+	// only with Options.Storage; otherwise they are skipped with a warning.
 	CSIDrivers []*storagev1.CSIDriver
 	Capacities []*storagev1.CSIStorageCapacity
+	CSINodes   []*storagev1.CSINode
 	// Warnings lists the documents that were skipped: kinds volbind does
 	// not use, and unknown kinds when Options.AllowUnknown is set.
 	Warnings []string
@@ -77,7 +78,7 @@ type Objects struct {
 	// allowUnknown skips documents of kinds client-go does not know
 	// instead of failing.
 	allowUnknown bool
-	// storage keeps CSIDrivers and CSIStorageCapacities.
+	// storage keeps CSIDrivers, CSIStorageCapacities and CSINodes.
 	storage bool
 	// progress, when set, is called every progressEvery documents and at
 	// the end of each file.
@@ -134,9 +135,10 @@ type Options struct {
 	// Progress, when set, is called every progressEvery documents and at
 	// the end of each file, with the number of documents read in it.
 	Progress func(file string, docs int)
-	// Storage keeps CSIDriver and CSIStorageCapacity objects (in
-	// Objects.CSIDrivers and Objects.Capacities) instead of skipping them
-	// with a warning: what kube-scheduler reads to place volumes.
+	// Storage keeps CSIDriver, CSIStorageCapacity and CSINode objects (in
+	// Objects.CSIDrivers, Objects.Capacities and Objects.CSINodes) instead
+	// of skipping them with a warning: what kube-scheduler reads to place
+	// volumes.
 	Storage bool
 }
 

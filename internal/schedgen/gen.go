@@ -305,7 +305,8 @@ func (g *gen) pod() {
 	for i := range g.r.IntN(3) {
 		pvs = append(pvs, g.volume(fmt.Sprintf("disk-%02d", i), "intree"))
 	}
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: Namespace, UID: PodUID, ResourceVersion: "1"}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: Namespace, UID: PodUID, ResourceVersion: "1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}
 	for i := range 1 + g.r.IntN(3) {
 		vol := v1.Volume{Name: fmt.Sprintf("v%d", i)}
 		name := fmt.Sprintf("data%d-web-0", i)
