@@ -97,23 +97,29 @@ func boundToUID(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
 
 // bindReserved binds claim to pv, a volume its sync reserved and locked
 // (ownVolume, findAndLock), and ends the reservation and the lock. A
-// volume bound to the claim's UID already must still satisfy the claim:
-// all of its matching rules (fitsClaim) when the Binder chose it by a
-// search (chosenBySearch), Kubernetes' rules for a pre-bound volume
-// (fitsPrebound) when a user did. One that does not (the claim got a
-// class, or the volume changed, since) has that binding rolled back
-// instead (a user's pre-binding by name stays), and bound is false. When
+// volume bound to the claim's UID already must still satisfy the claim.
+// When the Binder chose it by a search (chosenBySearch), all of its
+// matching rules (fitsClaim) apply, and one that no longer does (the claim
+// got a class, or the volume changed, since) has that binding rolled back;
+// bound is false. A volume a user pre-bound or that was provisioned for
+// the claim gets Kubernetes' rules for a pre-bound volume (fitsPrebound);
+// one that fails them is left as it is, as Kubernetes' FindMatchingVolume
+// skips it, and bound is false. When
 // the write of the volume's claimRef fails in a way that may have been
 // carried out, the reservation becomes the claim's hold, resolved by its
 // next sync.
 func (b *Binder) bindReserved(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (bound bool, err error) {
 	name := pv.Name
 	if boundToUID(pv, claim) {
-		fits := fitsPrebound
-		if chosenBySearch(pv) {
-			fits = fitsClaim
-		}
-		if ferr := fits(pv, claim); ferr != nil {
+		if !chosenBySearch(pv) {
+			if ferr := fitsPrebound(pv, claim); ferr != nil {
+				// As Kubernetes' FindMatchingVolume skips it: the claim
+				// searches on, and the volume keeps its claimRef.
+				klog.FromContext(ctx).V(4).Info("Volume pre-bound to claim does not fit it", "PVC", klog.KObj(claim), "volumeName", name, "reason", ferr)
+				b.endChoice(name)
+				return false, nil
+			}
+		} else if ferr := fitsClaim(pv, claim); ferr != nil {
 			klog.FromContext(ctx).V(2).Info("Volume bound to claim no longer matches it, rolling back", "PVC", klog.KObj(claim), "volumeName", name, "reason", ferr)
 			err := b.unbindVolume(ctx, pv)
 			b.endChoice(name)

@@ -101,12 +101,26 @@ func TestControllerBindingMustStillMatch(t *testing.T) {
 		want:       []string{"pv1=Bound:claim1", "claim1=Bound:pv1"},
 		wantWrites: 2,
 	}, {
-		name:       "pre-bound by the user with UID, too small since: UID dropped, the pre-binding stays",
+		// Kubernetes' FindMatchingVolume skips a pre-bound volume that does
+		// not fit, and nothing unbinds it: the claim searches on.
+		name:       "pre-bound by the user with UID, too small since: left as it is",
 		objs:       objs(newPV("pv1", "1Gi", boundTo("claim1", "uid-claim1"), pvPhase(v1.VolumeBound)), newPVC("claim1", "2Gi")),
 		sync:       "claim/claim1",
-		want:       []string{"pv1=Available:claim1(prebound)", "claim1=Pending:"},
+		want:       []string{"pv1=Bound:claim1", "claim1=Pending:"},
 		wantEvents: []string{ReasonFailedBinding},
-		wantWrites: 2,
+		wantWrites: 0,
+	}, {
+		// In-tree provisioning does not copy the claim's
+		// VolumeAttributesClass: the volume provisioned for it never binds
+		// to it, and no other claim gets it (Kubernetes alike).
+		name: "provisioned for the claim, other VolumeAttributesClass: left as it is",
+		objs: objs(newPV("pv1", "10Gi", append([]pvOpt{pvAnn(volume.AnnDynamicallyProvisioned)}, began...)...),
+			newPVC("claim1", "1Gi", func(pvc *v1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("fast") }),
+			newPVC("claim2", "1Gi")),
+		sync:       "claim/claim1",
+		want:       []string{"pv1=Bound:claim1", "claim1=Pending:", "claim2=Pending:"},
+		wantEvents: []string{ReasonFailedBinding},
+		wantWrites: 0,
 	}, {
 		name:       "pre-bound by the user, other class: bound as Kubernetes does",
 		objs:       objs(newPV("pv1", "10Gi", boundTo("claim1", "")), newPVC("claim1", "1Gi", gold)),

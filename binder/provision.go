@@ -169,7 +169,12 @@ func (b *Binder) provisionInternal(ctx context.Context, claim *v1.PersistentVolu
 		}
 		logger.V(4).Info("Volume already provisioned, skipping", "PVC", klog.KObj(claim), "volumeName", pvName)
 		b.keepVolume(ctx, existing)
-		b.work.add(claimWork(cache.ClaimKey(claim.Namespace, claim.Name)))
+		if fitsPrebound(existing, claim) == nil {
+			// Bind it now rather than at the claim's next resync. One
+			// that does not fit the claim (its VolumeAttributesClass,
+			// say) never binds to it, as in Kubernetes.
+			b.work.add(claimWork(cache.ClaimKey(claim.Namespace, claim.Name)))
+		}
 		return nil
 	case !apierrors.IsNotFound(err):
 		return err
