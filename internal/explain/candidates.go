@@ -48,7 +48,7 @@ type scan struct {
 
 func (s *scan) run(volumes []volumeInfo) {
 	for i := range volumes {
-		s.add(s.m.seenBy(&volumes[i]))
+		s.add(&volumes[i])
 	}
 	s.finish()
 }

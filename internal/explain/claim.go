@@ -240,7 +240,9 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 	if node != nil && !delay {
 		return fmt.Errorf("claim %s: %w", cache.Key(pvc), ErrNodeForImmediate)
 	}
-	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay})
+	// The claim's own rolled-back volumes fail it: its sync searches
+	// again once they are Available.
+	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay, Exclude: e.rolledFor[cache.Key(pvc)]})
 	if err != nil {
 		x.set(Unsatisfiable, "nothing can satisfy it: the claim is invalid", err.Error())
 		return nil

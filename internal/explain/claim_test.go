@@ -392,9 +392,10 @@ func TestRuleText(t *testing.T) {
 }
 
 // TestRolledBackVolumeBySearch: a volume a controller's search bound to a
-// claim it no longer satisfies is Available to the controller's searches
-// (its next sync rolls the binding back) but, until then, bound elsewhere
-// to kube-scheduler's.
+// claim it no longer satisfies is that claim's until the claim's next sync
+// rolls the binding back: other claims see it bound elsewhere, and bind to
+// it once it is Available (if they sync after that claim); kube-scheduler
+// sees it bound too. The claim itself looks past it.
 func TestRolledBackVolumeBySearch(t *testing.T) {
 	t.Parallel()
 	old := pvc("old", "fast", "20Gi")
@@ -405,19 +406,30 @@ func TestRolledBackVolumeBySearch(t *testing.T) {
 	waiting := pvc("waiting", "fast", "5Gi")
 	now := pvc("now", "fast", "5Gi")
 	for _, tc := range []struct {
-		mode   storagev1.VolumeBindingMode
-		claim  *v1.PersistentVolumeClaim
-		search explain.Search
-		rule   explain.Rule
+		mode    storagev1.VolumeBindingMode
+		claim   *v1.PersistentVolumeClaim
+		search  explain.Search
+		verdict explain.Verdict
+		volume  string
 	}{
-		{storagev1.VolumeBindingImmediate, now, explain.ControllerSearch, explain.Fits},
-		{wffc, waiting, explain.SchedulerSearch, explain.BoundElsewhere},
+		{storagev1.VolumeBindingImmediate, now, explain.ControllerSearch, explain.WouldBind, "pv-1"},
+		{wffc, waiting, explain.SchedulerSearch, explain.WaitForFirstConsumer, ""},
 	} {
 		objs := explain.Objects{Classes: []*storagev1.StorageClass{class("fast", "", tc.mode)},
 			Volumes: []*v1.PersistentVolume{chosen}, Claims: []*v1.PersistentVolumeClaim{old, tc.claim}}
-		x := explainClaim(t, newExplainer(t, objs, explain.Config{}), tc.claim.Name, explain.ClaimOptions{})
-		if x.Search != tc.search || len(x.Candidates) != 1 || x.Candidates[0].Rule != tc.rule {
-			t.Errorf("%s claim: search %s, candidates %+v; want a %s search that finds pv-1 %s", tc.mode, x.Search, x.Candidates, tc.search, tc.rule)
+		e := newExplainer(t, objs, explain.Config{})
+		x := explainClaim(t, e, tc.claim.Name, explain.ClaimOptions{})
+		if x.Search != tc.search || x.Verdict != tc.verdict || x.Volume != tc.volume ||
+			len(x.Candidates) != 1 || x.Candidates[0].Rule != explain.BoundElsewhere {
+			t.Errorf("%s claim: %s search, verdict %s, volume %q, candidates %+v; want a %s search, %s %q, pv-1 bound elsewhere",
+				tc.mode, x.Search, x.Verdict, x.Volume, x.Candidates, tc.search, tc.verdict, tc.volume)
+		}
+		if tc.volume != "" && !strings.Contains(x.Reason, "no longer satisfies") {
+			t.Errorf("%s claim: reason %q, want the rollback named", tc.mode, x.Reason)
+		}
+		own := explainClaim(t, e, "old", explain.ClaimOptions{})
+		if own.Volume == "pv-1" || len(own.Candidates) != 1 || own.Candidates[0].Rule != explain.Capacity {
+			t.Errorf("%s: claim old: verdict %s %q, candidates %+v; want pv-1 rejected by capacity", tc.mode, own.Verdict, own.Volume, own.Candidates)
 		}
 	}
 }

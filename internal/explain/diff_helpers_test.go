@@ -227,33 +227,3 @@ func checkCandidates(cands []explain.Candidate, pvc *v1.PersistentVolumeClaim, v
 	}
 	return nil
 }
-
-// rolledBack returns pv as the Binder leaves it when a search bound it to
-// a claim that has not completed the binding and that it no longer
-// satisfies (the claim's sync rolls the binding back: no claimRef,
-// Available), else pv itself. The rules are checked with fails, not with
-// the package's matcher.
-func rolledBack(pv *v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, unmarked bool) *v1.PersistentVolume {
-	ref := pv.Spec.ClaimRef
-	if ref == nil || ref.UID == "" || !metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) ||
-		metav1.HasAnnotation(pv.ObjectMeta, volume.AnnDynamicallyProvisioned) {
-		return pv
-	}
-	i := slices.IndexFunc(claims, func(c *v1.PersistentVolumeClaim) bool {
-		return c.Namespace == ref.Namespace && c.Name == ref.Name && c.UID == ref.UID
-	})
-	if i < 0 || claims[i].Spec.VolumeName != "" || metav1.HasAnnotation(claims[i].ObjectMeta, volume.AnnBindCompleted) {
-		return pv
-	}
-	for _, r := range []explain.Rule{explain.StorageClass, explain.Deleting, explain.AccessModes, explain.VolumeMode,
-		explain.Capacity, explain.Selector, explain.VolumeAttributesClass} {
-		if fails(r, pv, claims[i], false, nil, unmarked) {
-			out := pv.DeepCopy()
-			out.Spec.ClaimRef = nil
-			out.Status.Phase = v1.VolumeAvailable
-			delete(out.Annotations, volume.AnnBoundByController)
-			return out
-		}
-	}
-	return pv
-}

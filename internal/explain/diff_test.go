@@ -74,21 +74,14 @@ func runClaimCase(ctx context.Context, c *diffCase) error {
 	}
 	before := make(map[string]*v1.PersistentVolumeClaim, len(objs.Claims))
 	xs := make(map[string]*explain.ClaimExplanation, len(objs.Claims))
-	// The controller's searches see the volumes it is about to roll back
-	// as its next sync leaves them; kube-scheduler's see them as they are.
-	rolled := make(map[string]*v1.PersistentVolume, len(objs.Volumes))
-	current := make(map[string]*v1.PersistentVolume, len(objs.Volumes))
+	volumes := make(map[string]*v1.PersistentVolume, len(objs.Volumes))
 	for _, pv := range objs.Volumes {
-		rolled[pv.Name], current[pv.Name] = rolledBack(pv, objs.Claims, c.availableDelay), pv
+		volumes[pv.Name] = pv
 	}
 	for _, pvc := range objs.Claims {
 		x, err := e.Claim(pvc.Namespace, pvc.Name, explain.ClaimOptions{Max: -1})
 		if err != nil {
 			return fmt.Errorf("explain claim %s: %w", cache.Key(pvc), err)
-		}
-		volumes := rolled
-		if x.Search == explain.SchedulerSearch {
-			volumes = current
 		}
 		if err := checkExplanation(x, pvc, volumes, c.availableDelay); err != nil {
 			return fmt.Errorf("claim %s: %w\n%s", x.Claim, err, dump(x))

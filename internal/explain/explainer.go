@@ -85,14 +85,9 @@ type Explainer struct {
 	volumeByName map[string]*volumeInfo
 	// index holds the valid volumes, as the Binder's store does.
 	index *pvindex.Index
-	// rolledBack counts the volumes whose binding the controller rolls
-	// back (rollBackSearched): the index holds them rolled back, as the
-	// controller's next sync leaves them; clusterIndex, built on first
-	// use by a scheduler search when rolledBack > 0, holds them as the
-	// cluster does now.
-	rolledBack       int
-	clusterIndexOnce sync.Once
-	clusterIdx       *pvindex.Index
+	// rolledFor lists, by claim key, the volumes whose binding to the
+	// claim its next sync rolls back (volumeInfo.rolledBack).
+	rolledFor map[string]map[string]bool
 
 	claims map[claimName]*v1.PersistentVolumeClaim
 	// pending are the claims that have not completed binding and name no
@@ -137,6 +132,7 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		index:        pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: cfg.UnmarkedCandidates}),
 		claims:       make(map[claimName]*v1.PersistentVolumeClaim, len(objs.Claims)),
 		naming:       make(map[string][]*v1.PersistentVolumeClaim),
+		rolledFor:    make(map[string]map[string]bool),
 		classes:      make(map[string]*storagev1.StorageClass, len(objs.Classes)),
 		nodes:        slices.Clone(objs.Nodes),
 		nodeByName:   make(map[string]*v1.Node, len(objs.Nodes)),
@@ -168,11 +164,13 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 	return e, nil
 }
 
-// rollBackSearched takes each volume as the Binder leaves it when a search
-// bound it to a claim (bound-by-controller, the claim's UID) that it no
-// longer satisfies and that has not completed the binding: the claim's
-// next sync rolls that binding back and the volume becomes Available for
-// every claim, so explanations see it unbound and Available.
+// rollBackSearched marks each volume that a search bound to a claim
+// (bound-by-controller, the claim's UID) that it no longer satisfies and
+// that has not completed the binding: the claim's next sync rolls that
+// binding back and the volume becomes Available to every claim, which may
+// sync before or after. That claim's search looks past it (as the Binder
+// searches again after the rollback); other claims see it bound, and may
+// get it once it is Available.
 func (e *Explainer) rollBackSearched() {
 	for i := range e.volumes {
 		v := &e.volumes[i]
@@ -188,35 +186,13 @@ func (e *Explainer) rollBackSearched() {
 		if !m.chosenBySearch(v) || m.checkChosen(v) == Fits {
 			continue
 		}
-		rolled := v.pv.DeepCopy()
-		rolled.Spec.ClaimRef = nil
-		rolled.Status.Phase = v1.VolumeAvailable
-		delete(rolled.Annotations, volume.AnnBoundByController)
-		orig := *v
-		*v = infoOf(rolled)
-		v.orig = &orig
-		e.index.Upsert(rolled)
-		e.rolledBack++
-	}
-}
-
-// clusterIndex returns an index of the valid volumes as the cluster holds
-// them now: kube-scheduler's searches see volumes the controller is about
-// to roll back as they are.
-func (e *Explainer) clusterIndex() *pvindex.Index {
-	if e.rolledBack == 0 {
-		return e.index
-	}
-	e.clusterIndexOnce.Do(func() {
-		idx := pvindex.NewWithOptions(pvindex.Options{UnmarkedCandidates: e.cfg.UnmarkedCandidates})
-		for i := range e.volumes {
-			if v := e.volumes[i].inCluster(); v.invalid == "" {
-				idx.Upsert(v.pv)
-			}
+		v.rolledBack = true
+		key := cache.Key(claim)
+		if e.rolledFor[key] == nil {
+			e.rolledFor[key] = make(map[string]bool)
 		}
-		e.clusterIdx = idx
-	})
-	return e.clusterIdx
+		e.rolledFor[key][v.pv.Name] = true
+	}
 }
 
 // claimName names a claim without building a "namespace/name" string.

@@ -36,27 +36,11 @@ type volumeInfo struct {
 	deleting bool
 	// invalid says why the Binder keeps the volume out of its index, or "".
 	invalid string
-	// orig is the volume as the cluster holds it when pv is the version
-	// the Binder's next sync will make of it (rollBackSearched): the
-	// controller's searches see pv, kube-scheduler's see orig.
-	orig *volumeInfo
-}
-
-// inCluster returns the volume as the cluster holds it now, which is what
-// kube-scheduler's searches see.
-func (v *volumeInfo) inCluster() *volumeInfo {
-	if v.orig != nil {
-		return v.orig
-	}
-	return v
-}
-
-// seenBy returns the volume as a search with m's rules sees it.
-func (m *matcher) seenBy(v *volumeInfo) *volumeInfo {
-	if m.scheduler {
-		return v.inCluster()
-	}
-	return v
+	// rolledBack is set when a PV controller's search bound the volume to
+	// a claim that it no longer satisfies and that has not completed the
+	// binding: the claim's next sync rolls the binding back and makes the
+	// volume Available (rollBackSearched). Until then it is that claim's.
+	rolledBack bool
 }
 
 func infoOf(pv *v1.PersistentVolume) volumeInfo {

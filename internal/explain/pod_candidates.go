@@ -34,7 +34,7 @@ func (nc *nodeCandidates) scanFor(pvc *v1.PersistentVolumeClaim) *claimScan {
 	m := newMatcher(pvc, true, nil, false)
 	cs := &claimScan{m: m, rest: scan{m: m, max: nc.max}}
 	for i := range nc.e.volumes {
-		v := m.seenBy(&nc.e.volumes[i])
+		v := &nc.e.volumes[i]
 		if rule := m.check(v); rule != Fits {
 			cs.rest.addChecked(v, rule)
 		} else {

@@ -42,13 +42,13 @@ func (e *Explainer) scanClaim(x *ClaimExplanation, pvc *v1.PersistentVolumeClaim
 	chosen := best
 	if node != nil {
 		// The VolumeBinder's answer: its split index answers as one index.
-		chosen, _ = e.clusterIndex().FindBestMatch(pvc, pvindex.FindOptions{SchedulerSearch: true, DelayBinding: true, Node: node})
+		chosen, _ = e.index.FindBestMatch(pvc, pvindex.FindOptions{SchedulerSearch: true, DelayBinding: true, Node: node})
 	}
 	sr := &scanResult{e: e, m: m, d: &detailer{e: e, m: m}}
 	s := &scan{m: m, max: max, watch: sr.watch}
 	if chosen != nil {
 		s.chosen = chosen.Name
-		sr.d.chosen = m.seenBy(e.volumeByName[chosen.Name])
+		sr.d.chosen = e.volumeByName[chosen.Name]
 	}
 	s.run(e.volumes)
 	x.Candidates, x.More = s.candidates(sr.d), s.more()
@@ -95,6 +95,7 @@ const (
 	stays      becoming = iota // it does not
 	marked                     // unbound: marked Available at its next sync
 	rolledBack                 // its binding to a claim bound elsewhere is rolled back
+	unfit                      // its binding to a claim it no longer satisfies is rolled back
 	recycled                   // released, and scrubbed by the Recycle policy
 )
 
@@ -104,6 +105,8 @@ func (e *Explainer) becomesAvailable(v *volumeInfo) becoming {
 	pv := v.pv
 	ref := pv.Spec.ClaimRef
 	switch {
+	case v.rolledBack:
+		return unfit
 	case ref == nil:
 		return marked
 	case ref.UID == "":
@@ -137,6 +140,10 @@ func (e *Explainer) futureReason(v *volumeInfo) string {
 		c := e.claims[claimName{ref.Namespace, ref.Name}]
 		return fmt.Sprintf("%s is bound by the controller to claim %s/%s, which asks for volume %s: the controller rolls that binding back and makes %s Available",
 			pv.Name, ref.Namespace, ref.Name, c.Spec.VolumeName, pv.Name)
+	case unfit:
+		ref := pv.Spec.ClaimRef
+		return fmt.Sprintf("%s is bound by the controller to claim %s/%s, which it no longer satisfies: that claim's next sync rolls the binding back and makes %s Available",
+			pv.Name, ref.Namespace, ref.Name, pv.Name)
 	case recycled:
 		ref := pv.Spec.ClaimRef
 		return fmt.Sprintf("%s is released (its claim %s/%s is gone) and its reclaim policy Recycle makes it Available again once scrubbed",

@@ -85,7 +85,7 @@ func (e *Explainer) buildScheduler() (*schedSide, error) {
 	}
 	vh, ch := vb.VolumeHandler(), vb.ClaimHandler()
 	for i := range e.volumes {
-		pv := e.volumes[i].inCluster().pv
+		pv := e.volumes[i].pv
 		if !validVersion(pv.ResourceVersion) {
 			c := *pv
 			c.ResourceVersion = "1"
