@@ -171,9 +171,20 @@ func (e *Explainer) requestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolume
 		x.Candidates = []Candidate{requestedCandidate(v, Fits, d)}
 	default:
 		ref := v.pv.Spec.ClaimRef
-		x.set(Unsatisfiable, "nothing can satisfy it: the volume it asks for is bound to another claim",
-			fmt.Sprintf("volume %q already bound to a different claim (%s/%s).", name, ref.Namespace, ref.Name))
+		bound := fmt.Sprintf("volume %q already bound to a different claim (%s/%s).", name, ref.Namespace, ref.Name)
 		x.Candidates = []Candidate{requestedCandidate(v, BoundElsewhere, d)}
+		if why := e.futureReason(v); why != "" {
+			// The controller frees the volume, and the claim takes it at
+			// its next sync if it fits.
+			free := availableCopy(v)
+			if rule, _ := checkRequested(free, pvc); rule == Fits {
+				x.set(WouldBind, "would bind to "+name+" once it is Available", bound+" But "+why)
+				x.Volume = name
+				x.Contenders = e.contenders(pvc, free)
+				return
+			}
+		}
+		x.set(Unsatisfiable, "nothing can satisfy it: the volume it asks for is bound to another claim", bound)
 	}
 }
 

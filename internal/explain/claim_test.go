@@ -427,6 +427,14 @@ func TestRolledBackVolumeBySearch(t *testing.T) {
 		if tc.volume != "" && !strings.Contains(x.Reason, "no longer satisfies") {
 			t.Errorf("%s claim: reason %q, want the rollback named", tc.mode, x.Reason)
 		}
+		wants := pvc("wants", "fast", "5Gi")
+		wants.Spec.VolumeName = "pv-1"
+		e = newExplainer(t, explain.Objects{Classes: objs.Classes, Volumes: objs.Volumes,
+			Claims: []*v1.PersistentVolumeClaim{old, tc.claim, wants}}, explain.Config{})
+		if x := explainClaim(t, e, "wants", explain.ClaimOptions{}); x.Verdict != explain.WouldBind || x.Volume != "pv-1" ||
+			!strings.Contains(x.Reason, "no longer satisfies") {
+			t.Errorf("%s: claim naming pv-1: verdict %s %q (%s); want WouldBind pv-1 once the binding is rolled back", tc.mode, x.Verdict, x.Volume, x.Reason)
+		}
 		own := explainClaim(t, e, "old", explain.ClaimOptions{})
 		if own.Volume == "pv-1" || len(own.Candidates) != 1 || own.Candidates[0].Rule != explain.Capacity {
 			t.Errorf("%s: claim old: verdict %s %q, candidates %+v; want pv-1 rejected by capacity", tc.mode, own.Verdict, own.Volume, own.Candidates)
