@@ -163,7 +163,13 @@ func (e *Explainer) requestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolume
 		}
 		x.set(WouldBind, "would bind to "+name+" now", "the claim asks for it by name (spec.volumeName)")
 		x.Volume = name
-		x.Contenders = e.contenders(pvc, v)
+		if v.phase != v1.VolumeAvailable {
+			// The volume's next sync marks it Available: a claim that
+			// syncs after that may take it first.
+			x.Contenders = e.contenders(pvc, availableCopy(v))
+		} else {
+			x.Contenders = e.contenders(pvc, v)
+		}
 	case volume.IsVolumeBoundToClaim(v.pv, pvc):
 		x.set(WouldBind, "would bind to "+name+" now",
 			"the claim asks for it by name and its claimRef names the claim: the controller finishes the binding")

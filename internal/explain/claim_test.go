@@ -441,3 +441,22 @@ func TestRolledBackVolumeBySearch(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestedVolumeNotMarkedYet: a claim naming an unbound volume that is
+// not Available yet binds to it now, but the volume's own sync marks it
+// Available first, and a pending claim it fits may take it then: that
+// claim is a contender.
+func TestRequestedVolumeNotMarkedYet(t *testing.T) {
+	t.Parallel()
+	failed := pv("pv-1", "manual", "10Gi")
+	failed.Status.Phase = v1.VolumeFailed
+	wants := pvc("wants", "manual", "10Gi")
+	wants.Spec.VolumeName = "pv-1"
+	other := pvc("other", "manual", "1Gi")
+	e := newExplainer(t, explain.Objects{Classes: []*storagev1.StorageClass{class("manual", "", storagev1.VolumeBindingImmediate)},
+		Volumes: []*v1.PersistentVolume{failed}, Claims: []*v1.PersistentVolumeClaim{wants, other}}, explain.Config{})
+	x := explainClaim(t, e, "wants", explain.ClaimOptions{})
+	if x.Verdict != explain.WouldBind || x.Volume != "pv-1" || strings.Join(x.Contenders, ",") != "app/other" {
+		t.Errorf("verdict %s %q, contenders %v; want WouldBind pv-1 contended by app/other", x.Verdict, x.Volume, x.Contenders)
+	}
+}
