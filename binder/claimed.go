@@ -189,7 +189,9 @@ func fitsClaim(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
 
 // fitsPrebound says why a volume a user pre-bound to the claim cannot be
 // bound to it, with the checks Kubernetes' FindMatchingVolume makes of a
-// pre-bound volume (not its class, selector or phase), or returns nil.
+// pre-bound volume (not its class, selector or phase), or returns nil. The
+// PV controller looks for it only among the volumes whose access modes
+// include the claim's, so those are checked too.
 func fitsPrebound(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
 	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
 	capacity := pv.Spec.Capacity[v1.ResourceStorage]
@@ -202,6 +204,8 @@ func fitsPrebound(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) erro
 		return errors.New("incompatible volumeMode")
 	case ptr.Deref(claim.Spec.VolumeAttributesClassName, "") != ptr.Deref(pv.Spec.VolumeAttributesClassName, ""):
 		return errors.New("volumeAttributesClassName does not match")
+	case !volume.CheckAccessModes(claim, pv):
+		return errors.New("incompatible accessMode")
 	}
 	return nil
 }

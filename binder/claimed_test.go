@@ -113,6 +113,15 @@ func TestControllerBindingMustStillMatch(t *testing.T) {
 		// In-tree provisioning does not copy the claim's
 		// VolumeAttributesClass: the volume provisioned for it never binds
 		// to it, and no other claim gets it (Kubernetes alike).
+		// The PV controller looks for a pre-bound volume only among
+		// the volumes whose access modes include the claim's.
+		name:       "pre-bound by the user with UID, access modes do not include the claim's: left as it is",
+		objs:       objs(newPV("pv1", "10Gi", boundTo("claim1", "uid-claim1"), pvPhase(v1.VolumeBound), pvModes(v1.ReadOnlyMany)), newPVC("claim1", "1Gi")),
+		sync:       "claim/claim1",
+		want:       []string{"pv1=Bound:claim1", "claim1=Pending:"},
+		wantEvents: []string{ReasonFailedBinding},
+		wantWrites: 0,
+	}, {
 		name: "provisioned for the claim, other VolumeAttributesClass: left as it is",
 		objs: objs(newPV("pv1", "10Gi", append([]pvOpt{pvAnn(volume.AnnDynamicallyProvisioned)}, began...)...),
 			newPVC("claim1", "1Gi", func(pvc *v1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("fast") }),
