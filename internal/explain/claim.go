@@ -257,9 +257,15 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 	if node != nil && !delay {
 		return fmt.Errorf("claim %s: %w", cache.Key(pvc), ErrNodeForImmediate)
 	}
-	// The claim's own rolled-back volumes fail it: its sync searches
-	// again once they are Available.
-	best, err := e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay, Exclude: e.rolledFor[cache.Key(pvc)]})
+	var best *v1.PersistentVolume
+	if e.cfg.ClaimedFirst {
+		best = e.claimedVolume(pvc)
+	}
+	if best == nil {
+		// The claim's own rolled-back volumes fail it: its sync searches
+		// again once they are Available.
+		best, err = e.index.FindBestMatch(pvc, pvindex.FindOptions{DelayBinding: delay, Exclude: e.rolledFor[cache.Key(pvc)]})
+	}
 	if err != nil {
 		x.set(Unsatisfiable, "nothing can satisfy it: the claim is invalid", err.Error())
 		return nil
@@ -295,6 +301,28 @@ func (e *Explainer) unrequestedClaim(x *ClaimExplanation, pvc *v1.PersistentVolu
 		x.set(WouldBind, "would bind to "+next.Volume+" once it is Available", next.Reason)
 		x.Volume, x.Alternatives = next.Volume, alts[1:]
 		x.Contenders = e.contenders(pvc, availableCopy(e.volumeByName[next.Volume]))
+	}
+	return nil
+}
+
+// claimedVolume returns the volume a binder.Binder takes for the claim
+// before any search: the first by name whose claimRef names the claim by
+// UID, if it still fits the claim (all matching rules for a volume a search
+// chose, the pre-bound rules otherwise); else nil.
+func (e *Explainer) claimedVolume(pvc *v1.PersistentVolumeClaim) *v1.PersistentVolume {
+	for _, v := range e.claimedBy[claimName{pvc.Namespace, pvc.Name}] {
+		if v.refUID != pvc.UID {
+			continue
+		}
+		m := newMatcher(pvc, false, nil, e.cfg.UnmarkedCandidates)
+		rule := m.checkPrebound(v)
+		if m.chosenBySearch(v) {
+			rule = m.checkChosen(v)
+		}
+		if rule == Fits {
+			return v.pv
+		}
+		return nil
 	}
 	return nil
 }

@@ -460,3 +460,29 @@ func TestRequestedVolumeNotMarkedYet(t *testing.T) {
 		t.Errorf("verdict %s %q, contenders %v; want WouldBind pv-1 contended by app/other", x.Verdict, x.Volume, x.Contenders)
 	}
 }
+
+// TestClaimedFirst: kube-controller-manager searches the access-mode sets
+// fewest modes first, so a smaller RWO volume wins over an RWO+ROX volume a
+// search already bound to the claim; a binder.Binder (ClaimedFirst)
+// completes the binding it began.
+func TestClaimedFirst(t *testing.T) {
+	t.Parallel()
+	claim := pvc("data", "fast", "1Gi")
+	small := pv("pv-a", "fast", "1500Mi")
+	begun := pv("pv-b", "fast", "2Gi")
+	begun.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce, v1.ReadOnlyMany}
+	begun.Spec.ClaimRef = &v1.ObjectReference{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	begun.Annotations = map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}
+	begun.Status.Phase = v1.VolumeBound
+	objs := explain.Objects{Classes: []*storagev1.StorageClass{class("fast", "", storagev1.VolumeBindingImmediate)},
+		Volumes: []*v1.PersistentVolume{small, begun}, Claims: []*v1.PersistentVolumeClaim{claim}}
+	for _, tc := range []struct {
+		claimedFirst bool
+		want         string
+	}{{false, "pv-a"}, {true, "pv-b"}} {
+		x := explainClaim(t, newExplainer(t, objs, explain.Config{ClaimedFirst: tc.claimedFirst}), "data", explain.ClaimOptions{})
+		if x.Verdict != explain.WouldBind || x.Volume != tc.want {
+			t.Errorf("ClaimedFirst=%t: verdict %s %q, want WouldBind %s", tc.claimedFirst, x.Verdict, x.Volume, tc.want)
+		}
+	}
+}

@@ -72,7 +72,8 @@ func (c *diffCase) drawController() {
 
 // explainConfig is the explain.Config of the case's controller.
 func (c *diffCase) explainConfig() explain.Config {
-	cfg := explain.Config{UnmarkedCandidates: c.availableDelay, NoProvisioning: c.noProvisioning, NoRecycling: c.noRecycling}
+	cfg := explain.Config{UnmarkedCandidates: c.availableDelay, NoProvisioning: c.noProvisioning, NoRecycling: c.noRecycling,
+		ClaimedFirst: true}
 	if c.inTree {
 		cfg.InTreeProvisioners = []string{randcluster.Disk, "disk.chaos.volbind.io"}
 	}

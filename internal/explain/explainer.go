@@ -51,9 +51,15 @@ type Objects struct {
 // value is kube-controller-manager's PV controller of Kubernetes v1.37:
 // only Available volumes are bound to claims that do not name them,
 // dynamic provisioning is on and released Recycle volumes are scrubbed.
-// `volbind controller` is UnmarkedCandidates (its --available-delay) and
-// NoProvisioning.
+// `volbind controller` is UnmarkedCandidates (its --available-delay),
+// NoProvisioning and ClaimedFirst.
 type Config struct {
+	// ClaimedFirst is a binder.Binder: a volume whose claimRef names the
+	// claim by UID is the claim's before any search (the first by name, if
+	// it still fits the claim), so that a binding it began is completed.
+	// kube-controller-manager searches the access-mode sets, fewest modes
+	// first, and finds such a volume only when it gets to its set.
+	ClaimedFirst bool
 	// UnmarkedCandidates is binder.Config.AvailableDelay > 0: unbound
 	// volumes whose phase is still empty or Pending are bound like
 	// Available ones.
@@ -85,6 +91,9 @@ type Explainer struct {
 	volumeByName map[string]*volumeInfo
 	// index holds the valid volumes, as the Binder's store does.
 	index *pvindex.Index
+	// claimedBy lists, by claim, the valid volumes whose claimRef names
+	// it, in name order.
+	claimedBy map[claimName][]*volumeInfo
 	// rolledFor lists, by claim key, the volumes whose binding to the
 	// claim its next sync rolls back (volumeInfo.rolledBack).
 	rolledFor map[string]map[string]bool
@@ -133,6 +142,7 @@ func New(objs Objects, cfg Config) (*Explainer, error) {
 		claims:       make(map[claimName]*v1.PersistentVolumeClaim, len(objs.Claims)),
 		naming:       make(map[string][]*v1.PersistentVolumeClaim),
 		rolledFor:    make(map[string]map[string]bool),
+		claimedBy:    make(map[claimName][]*volumeInfo),
 		classes:      make(map[string]*storagev1.StorageClass, len(objs.Classes)),
 		nodes:        slices.Clone(objs.Nodes),
 		nodeByName:   make(map[string]*v1.Node, len(objs.Nodes)),
@@ -232,7 +242,11 @@ func (e *Explainer) addVolumes(volumes []*v1.PersistentVolume) error {
 	}
 	slices.SortFunc(e.volumes, func(a, b volumeInfo) int { return strings.Compare(a.pv.Name, b.pv.Name) })
 	for i := range e.volumes {
-		e.volumeByName[e.volumes[i].pv.Name] = &e.volumes[i]
+		v := &e.volumes[i]
+		e.volumeByName[v.pv.Name] = v
+		if v.hasRef && v.invalid == "" {
+			e.claimedBy[v.ref] = append(e.claimedBy[v.ref], v)
+		}
 	}
 	return nil
 }

@@ -166,5 +166,6 @@ func (o *options) config() explain.Config {
 		// volbind controller runs the Binder without ProvisioningConfig.
 		NoProvisioning: o.controller == controllerVolbind,
 		NoRecycling:    !o.recycler,
+		ClaimedFirst:   o.controller == controllerVolbind,
 	}
 }
