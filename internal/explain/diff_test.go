@@ -21,6 +21,7 @@ import (
 	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/explain"
 	"github.com/volbind/volbind/internal/randcluster"
+	"github.com/volbind/volbind/internal/testhelp"
 )
 
 var (
@@ -198,6 +199,9 @@ func settle(ctx context.Context, c *diffCase, srv *bindertest.Server, fc *testin
 		default:
 			last, quiet = writes, 0
 		}
+		// A resync timer armed after the step would count from the new
+		// time and never fire within the rounds.
+		testhelp.WaitArmed(fc)
 		fc.Step(2*binder.DefaultResyncPeriod + cfg.AvailableDelay)
 	}
 	return fmt.Errorf("the Binder did not settle within three minutes")

@@ -1,6 +1,7 @@
-// Package testhelp holds the small test assertions the command packages
-// (internal/simulate, internal/controller) share. It is for this
-// repository's tests only.
+// Package testhelp holds the small test helpers this repository's test
+// packages share: assertions of the command packages (internal/simulate,
+// internal/controller) and WaitArmed for tests that step a fake clock. It
+// is for this repository's tests only.
 package testhelp
 
 import (
@@ -50,4 +51,29 @@ func Poll(t *testing.T, what string, cond func(ctx context.Context) bool) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// Waiters is the part of a fake clock WaitArmed reads
+// (k8s.io/utils/clock/testing.FakeClock).
+type Waiters interface {
+	Waiters() int
+}
+
+// WaitArmed waits until the goroutines that set timers on fc (workqueue
+// delays, resyncs, backoffs) have armed them, so that a step of fc fires
+// them: until the number of fc's waiters has stayed the same for five
+// polls in a row, or 50ms have passed. A timer armed after a step counts
+// from the new time and may never catch up with a loop that keeps
+// stepping.
+func WaitArmed(fc Waiters) {
+	last, same := fc.Waiters(), 0
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Microsecond, 50*time.Millisecond, false,
+		func(context.Context) (bool, error) {
+			if n := fc.Waiters(); n != last {
+				last, same = n, 0
+				return false, nil
+			}
+			same++
+			return same >= 5, nil
+		})
 }
