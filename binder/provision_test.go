@@ -125,6 +125,35 @@ func TestProvisionedVolumeBindsUnderPreboundRules(t *testing.T) {
 	}
 }
 
+// TestProvisionedVolumeThatDoesNotFit: in-tree provisioning does not copy
+// the claim's VolumeAttributesClass, so the volume provisioned for such a
+// claim never binds to it (Kubernetes alike): the Binder provisions once,
+// leaves the volume pre-bound to the claim (no other claim takes it) and
+// does not resync the claim in a loop; the Binder comes to rest.
+func TestProvisionedVolumeThatDoesNotFit(t *testing.T) {
+	t.Parallel()
+	p := newPlugin()
+	vac := func(pvc *v1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("fast") }
+	e, b := provEnv(t, p, goldClaim("claim1", "1Gi", vac), goldClaim("claim2", "1Gi"))
+	e.run(b)
+	e.settle(b)
+	e.stepPastBackoff(time.Minute)
+	e.settle(b)
+	if got := p.callList(); len(got) != 2 {
+		t.Errorf("Provision calls %v, want one per claim", got)
+	}
+	if c := e.claim("claim1"); c.Status.Phase != v1.ClaimPending || c.Spec.VolumeName != "" {
+		t.Errorf("claim1 %s to %q, want Pending to none", c.Status.Phase, c.Spec.VolumeName)
+	}
+	pv := e.volume("pvc-uid-claim1")
+	if ref := pv.Spec.ClaimRef; ref == nil || ref.Name != "claim1" || ref.UID != "uid-claim1" {
+		t.Errorf("pvc-uid-claim1 claimRef %v, want claim1's", ref)
+	}
+	if c := e.claim("claim2"); c.Spec.VolumeName != "pvc-uid-claim2" {
+		t.Errorf("claim2 bound to %q, want its own pvc-uid-claim2", c.Spec.VolumeName)
+	}
+}
+
 func TestProvisionBackoff(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
