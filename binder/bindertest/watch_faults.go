@@ -138,26 +138,11 @@ func (s *Server) StallWatches(kind Kind) (resume func()) {
 	s.mu.Lock()
 	s.watchStateLocked().stalled[kind]++
 	s.mu.Unlock()
-	var done bool
-	return func() {
-		s.mu.Lock()
-		if done {
-			s.mu.Unlock()
-			return
-		}
-		done = true
-		wf := s.watch
+	return s.resumeOnce(func(wf *watchFaults) bool {
 		wf.stalled[kind]--
-		var queued bool
-		if wf.stalled[kind] == 0 {
-			// A slow kind keeps its lag behind.
-			queued = s.sendQueuedLocked(kind, wf.lag[kind])
-		}
-		s.mu.Unlock()
-		if queued {
-			s.deliver()
-		}
-	}
+		// A slow kind keeps its lag behind.
+		return wf.stalled[kind] == 0 && s.sendQueuedLocked(kind, wf.lag[kind])
+	})
 }
 
 // SlowWatches makes the watches and handlers of kind lag lag events
@@ -174,6 +159,16 @@ func (s *Server) SlowWatches(kind Kind, lag int) (resume func()) {
 	s.mu.Lock()
 	s.watchStateLocked().lag[kind] = max(lag, 1)
 	s.mu.Unlock()
+	return s.resumeOnce(func(wf *watchFaults) bool {
+		wf.lag[kind] = 0
+		return wf.stalled[kind] == 0 && s.sendQueuedLocked(kind, 0)
+	})
+}
+
+// resumeOnce returns the resume func of a watch fault: its first call runs
+// end with mu held and then delivers what end reports it queued for the
+// handlers; later calls do nothing.
+func (s *Server) resumeOnce(end func(wf *watchFaults) (queued bool)) func() {
 	var done bool
 	return func() {
 		s.mu.Lock()
@@ -182,9 +177,7 @@ func (s *Server) SlowWatches(kind Kind, lag int) (resume func()) {
 			return
 		}
 		done = true
-		wf := s.watch
-		wf.lag[kind] = 0
-		queued := wf.stalled[kind] == 0 && s.sendQueuedLocked(kind, 0)
+		queued := end(s.watch)
 		s.mu.Unlock()
 		if queued {
 			s.deliver()

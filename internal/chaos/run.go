@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/binder/bindertest"
+	"github.com/volbind/volbind/internal/testhelp"
 )
 
 // Result is what a run found.
@@ -328,32 +329,12 @@ func (r *run) stopFenced() {
 }
 
 // step advances the fake clock by d once the goroutines that set timers
-// on it (workqueue delays, resyncs, backoffs) have armed them: the number
-// of the clock's waiters has stayed the same for armedPolls polls in a
-// row (or armedWait has passed). A timer armed after a step counts from
-// the new time and may never catch up with a loop that keeps stepping.
+// on it (workqueue delays, resyncs, backoffs) have armed them
+// (testhelp.WaitArmed): a timer armed after a step counts from the new
+// time and may never catch up with a loop that keeps stepping.
 func (r *run) step(d time.Duration) {
-	waitArmed(r.fc)
+	testhelp.WaitArmed(r.fc)
 	r.fc.Step(d)
-}
-
-// armedPolls and armedWait bound waitArmed.
-const (
-	armedPolls = 5
-	armedWait  = 50 * time.Millisecond
-)
-
-func waitArmed(fc *testingclock.FakeClock) {
-	last, same := fc.Waiters(), 0
-	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Microsecond, armedWait, false,
-		func(context.Context) (bool, error) {
-			if n := fc.Waiters(); n != last {
-				last, same = n, 0
-				return false, nil
-			}
-			same++
-			return same >= armedPolls, nil
-		})
 }
 
 // quiesce waits up to d (real time) for every live Binder to be quiescent
