@@ -261,6 +261,9 @@ func (b *Binder) syncKey(ctx context.Context, wk workKey) error {
 func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
 	b.claimLocks.Lock(key)
 	defer b.claimLocks.Unlock(key)
+	if err := b.verifyClaim(ctx, key); err != nil {
+		return err
+	}
 	claim, ok := b.store.claim(key)
 	if !ok {
 		// Deleted (the delete handler has queued its volume) or never seen.
@@ -277,6 +280,9 @@ func (b *Binder) syncClaimKey(ctx context.Context, key string) error {
 func (b *Binder) syncVolumeKey(ctx context.Context, name string) error {
 	b.volumeLocks.Lock(name)
 	defer b.volumeLocks.Unlock(name)
+	if err := b.verifyVolume(ctx, name); err != nil {
+		return err
+	}
 	pv, ok := b.store.volume(name)
 	if !ok {
 		// Deleted (the delete handler has queued its claim) or never seen.

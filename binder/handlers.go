@@ -17,8 +17,11 @@ import (
 // it was bound to. An event never removes or shadows another object of
 // the same name (another UID): the delete event of a volume that was
 // re-created, arriving after the Binder learned the new one from a read or
-// a write, leaves the new one and its own events alone. Objects of other
-// types are ignored.
+// a write, leaves the new one and its own events alone, and has the
+// volume's next sync read it once to learn whether the new one still
+// exists (a relist reports only the first deletion of a name that was
+// re-created and deleted again unseen). Objects of other types are
+// ignored.
 func (b *Binder) VolumeHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    b.volumeChanged,
@@ -95,6 +98,8 @@ func (b *Binder) volumeDeleted(obj any) {
 		// resync and hold are its own.
 		b.work.forget(volumeWork(pv.Name))
 		b.avail.volumeGone(pv.Name)
+	} else {
+		b.work.add(volumeWork(pv.Name)) // its verification read
 	}
 	ref := pv.Spec.ClaimRef
 	if ref == nil && cached != nil {
@@ -140,6 +145,8 @@ func (b *Binder) claimDeleted(obj any) {
 		b.kube.opForget(key)
 		b.work.forget(claimWork(key))
 		b.avail.claimGone(key)
+	} else {
+		b.work.add(claimWork(key)) // its verification read
 	}
 	name := pvc.Spec.VolumeName
 	if name == "" && cached != nil {

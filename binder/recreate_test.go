@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -146,5 +147,116 @@ func TestGoneVolumeIsForgotten(t *testing.T) {
 	}
 	if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimBound || pvc.Spec.VolumeName != "pv2" {
 		t.Errorf("claim1 is %s with volume %q, want Bound to pv2", pvc.Status.Phase, pvc.Spec.VolumeName)
+	}
+}
+
+// TestRecreatedAndDeletedUnseen: an object is deleted, re-created under
+// its name and deleted again while its watch is down. The Binder learned
+// the second object from a read and bound it with its own writes; no event
+// of it ever comes, and the informer's relist reports only the first
+// object's deletion (a DeletedFinalStateUnknown of the old UID). That
+// event must not remove the second object, but the Binder must not keep it
+// for ever either: the key's next sync reads it, gets NotFound, and
+// forgets it, so that the volume of a deleted claim is released and the
+// claim of a deleted volume is lost (chaos seed 354727: a volume stayed
+// Bound to a claim that no longer existed).
+func TestRecreatedAndDeletedUnseen(t *testing.T) {
+	t.Parallel()
+	t.Run("claim", func(t *testing.T) {
+		t.Parallel()
+		// The old claim's stale status makes its sync write, conflict with
+		// the re-created claim and read it.
+		e := newEnv(t, newPV("pv1", "1Gi"), newPVC("claim1", "100Gi", pvcStaleStatus))
+		b := e.b
+		resume := e.srv.StallWatches(bindertest.KindClaim)
+		defer resume()
+		old := e.claim("claim1")
+		recreateClaim(e, newPVC("claim1", "1Gi", func(pvc *v1.PersistentVolumeClaim) { pvc.UID = "" }))
+		syncUntil(e, func() error { return b.SyncClaim(e.ctx, ns+"/claim1") }, func() bool {
+			pvc, ok := b.store.claim(ns + "/claim1")
+			return ok && pvc.UID != old.UID && pvc.Spec.VolumeName == "pv1" && pvc.Status.Phase == v1.ClaimBound
+		})
+		if err := e.srv.DeleteClaim(e.ctx, ns, "claim1"); err != nil {
+			t.Fatal(err)
+		}
+		b.ClaimHandler().OnDelete(toolscache.DeletedFinalStateUnknown{Key: ns + "/claim1", Obj: old})
+		if _, ok := b.store.claim(ns + "/claim1"); !ok {
+			t.Fatal("the old claim's delete event removed the re-created claim from the cache")
+		}
+		syncUntil(e, func() error { return b.SyncClaim(e.ctx, ns+"/claim1") }, func() bool {
+			_, ok := b.store.claim(ns + "/claim1")
+			return !ok
+		})
+		if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
+			t.Fatal(err)
+		}
+		if pv := e.volume("pv1"); pv.Status.Phase != v1.VolumeReleased {
+			t.Errorf("pv1 is %s, want Released: its claim is gone", pv.Status.Phase)
+		}
+	})
+	t.Run("volume", func(t *testing.T) {
+		t.Parallel()
+		// The old volume's Pending phase makes its sync write, conflict
+		// with the re-created volume and read it.
+		e := newEnv(t, newPV("pv1", "1Gi", pvPhase(v1.VolumePending)),
+			newPVC("claim1", "1Gi", pvcBound("pv1")))
+		b := e.b
+		resume := e.srv.StallWatches(bindertest.KindVolume)
+		defer resume()
+		old := e.volume("pv1")
+		if err := e.srv.DeleteVolume(e.ctx, "pv1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.CreateVolume(e.ctx, newPV("pv1", "1Gi", func(pv *v1.PersistentVolume) { pv.UID = "" },
+			boundTo("claim1", "uid-claim1"))); err != nil {
+			t.Fatal(err)
+		}
+		syncUntil(e, func() error { return b.SyncVolume(e.ctx, "pv1") }, func() bool {
+			pv, ok := b.store.volume("pv1")
+			return ok && pv.UID != old.UID && pv.Status.Phase == v1.VolumeBound
+		})
+		if err := e.srv.DeleteVolume(e.ctx, "pv1"); err != nil {
+			t.Fatal(err)
+		}
+		b.VolumeHandler().OnDelete(toolscache.DeletedFinalStateUnknown{Key: "pv1", Obj: old})
+		if _, ok := b.store.volume("pv1"); !ok {
+			t.Fatal("the old volume's delete event removed the re-created volume from the cache")
+		}
+		syncUntil(e, func() error { return b.SyncVolume(e.ctx, "pv1") }, func() bool {
+			_, ok := b.store.volume("pv1")
+			return !ok
+		})
+		if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+			t.Fatal(err)
+		}
+		if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimLost {
+			t.Errorf("claim1 is %s, want Lost: its volume is gone", pvc.Status.Phase)
+		}
+	})
+}
+
+// recreateClaim deletes claim1 on the server and creates pvc in its place.
+func recreateClaim(e *env, pvc *v1.PersistentVolumeClaim) {
+	e.t.Helper()
+	if err := e.srv.DeleteClaim(e.ctx, ns, pvc.Name); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.srv.CreateClaim(e.ctx, pvc); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// syncUntil runs sync (whose errors are the retries the test expects: a
+// conflict, a NotFound) until done holds, at most 10 times.
+func syncUntil(e *env, sync func() error, done func() bool) {
+	e.t.Helper()
+	for range 10 {
+		if done() {
+			return
+		}
+		_ = sync()
+	}
+	if !done() {
+		e.t.Fatal("the syncs never reached the state the test needs")
 	}
 }

@@ -51,6 +51,11 @@ type store struct {
 	// was learned from a read, not from an event or a write: that
 	// version's own event still queues the object (see shareVolume).
 	learnedVolumes, learnedClaims map[string]struct{}
+	// verifyVolumes and verifyClaims hold the keys whose cached object
+	// outlived the delete event of another UID: the next sync reads the
+	// key once to learn whether the cached object still exists (see
+	// Binder.verifyVolume).
+	verifyVolumes, verifyClaims map[string]struct{}
 	// sweepAt is the tombstone count that triggers the next sweep.
 	sweepAt int
 }
@@ -67,6 +72,8 @@ func newStore(clk clock.PassiveClock, opts pvindex.Options) *store {
 		claimTombs:     make(map[string]tombstone),
 		learnedVolumes: make(map[string]struct{}),
 		learnedClaims:  make(map[string]struct{}),
+		verifyVolumes:  make(map[string]struct{}),
+		verifyClaims:   make(map[string]struct{}),
 		sweepAt:        1024,
 	}
 }
@@ -172,8 +179,8 @@ func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 // one's delete event arrived, stays, and the tombstone blocks only
 // versions up to the deletion, never the new volume's own events. It
 // reports whether the key is now empty (false: a newer volume of that name
-// stays), and returns the cached version it forgot, if any (it may be
-// newer than the deleted event's).
+// stays, and the key is marked for verification), and returns the cached
+// version it forgot, if any (it may be newer than the deleted event's).
 func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -181,11 +188,13 @@ func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, boo
 	rv, forget := burial(pv, cached, ok)
 	s.buryLocked(s.volumeTombs, pv.Name, rv)
 	if !forget {
+		s.verifyVolumes[pv.Name] = struct{}{}
 		return nil, false
 	}
 	s.volumes.Delete(pv.Name)
 	s.index.Delete(pv.Name)
 	delete(s.learnedVolumes, pv.Name)
+	delete(s.verifyVolumes, pv.Name)
 	return cached, true
 }
 
@@ -253,10 +262,12 @@ func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolume
 	rv, forget := burial(pvc, cached, ok)
 	s.buryLocked(s.claimTombs, key, rv)
 	if !forget {
+		s.verifyClaims[key] = struct{}{}
 		return nil, false
 	}
 	s.claims.Delete(key)
 	delete(s.learnedClaims, key)
+	delete(s.verifyClaims, key)
 	return cached, true
 }
 
@@ -281,6 +292,25 @@ func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
 		}
 		s.sweepAt = max(1024, 2*(len(s.volumeTombs)+len(s.claimTombs)))
 	}
+}
+
+// takeVerify reports whether key is marked in marks (verifyVolumes or
+// verifyClaims) and unmarks it.
+func (s *store) takeVerify(marks map[string]struct{}, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := marks[key]; !ok {
+		return false
+	}
+	delete(marks, key)
+	return true
+}
+
+// markVerify marks key in marks again (its verification read failed).
+func (s *store) markVerify(marks map[string]struct{}, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	marks[key] = struct{}{}
 }
 
 func (s *store) volume(name string) (*v1.PersistentVolume, bool) { return s.volumes.Get(name) }
