@@ -34,7 +34,9 @@ type tombstone struct {
 // re-created under the key is removed or kept out by its predecessor's
 // delete event; a key is in learnedVolumes or learnedClaims exactly while
 // its cached version came from a read that no event of that version has
-// matched yet.
+// matched yet; a key is in verifyVolumes or verifyClaims from the delete
+// event of another UID that its cached object outlived until its next sync
+// reads it.
 type store struct {
 	clock clock.PassiveClock
 
