@@ -83,6 +83,17 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 			return err
 		}
 	}
+	if b.provisioning(claim) {
+		// Its storage is being provisioned: the volume the operation
+		// saves, pre-bound to the claim's UID, is the claim's first (see
+		// ownVolume), and the operation's end queues the claim. A volume
+		// bound meanwhile (one that became Available, or was pre-bound by
+		// name) would leave the provisioned one unneeded: Kubernetes then
+		// unbinds it, and a Retain class's storage stays behind as an
+		// Available volume nobody asked for (chaos seed 348284).
+		logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, waiting for its provisioning", "PVC", klog.KObj(claim))
+		return nil
+	}
 	pv, err = b.findAndLock(claim, pvindex.FindOptions{DelayBinding: delay})
 	if err != nil {
 		logger.V(2).Info("Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)

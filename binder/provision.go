@@ -71,9 +71,23 @@ func (b *Binder) provisionClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		if countsAsError(ctx, err) {
 			b.kube.opFailed(key)
 		}
+		if err != nil {
+			// The claim's syncs waited while the operation ran (see
+			// provisioning): let it search again now, for a volume
+			// that became Available meanwhile. (A success queues it
+			// in saveProvisioned; requeuing an operation that ended
+			// without provisioning would loop.)
+			b.work.add(claimWork(key))
+		}
 		return err
 	})
 	return nil
+}
+
+// provisioning reports whether a provisioning operation for the claim (by
+// UID) is running.
+func (b *Binder) provisioning(claim *v1.PersistentVolumeClaim) bool {
+	return b.cfg.Provisioning != nil && b.ops.IsPending(operations.ClaimOpName(opProvision, claim.Namespace, claim.Name, claim.UID))
 }
 
 // freshPendingClaim reads the claim from the API and returns it when it is

@@ -474,3 +474,44 @@ func TestProvisionFailureReschedules(t *testing.T) {
 		}
 	})
 }
+
+// TestProvisioningClaimWaits: while its storage is being provisioned, a
+// claim binds no other volume, even one a user pre-binds to it by name
+// meanwhile (Kubernetes would bind that one and unbind the provisioned
+// volume, leaving a Retain class's storage behind as an Available volume
+// nobody asked for). The provisioned volume is the claim's once saved; the
+// pre-bound one stays Available, pre-bound by name.
+func TestProvisioningClaimWaits(t *testing.T) {
+	t.Parallel()
+	p := newPlugin()
+	p.gate = make(chan struct{})
+	e, b := provEnv(t, p, goldClaim("claim1", "1Gi"))
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStarted(p, 1)
+	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv0", "1Gi", boundTo("claim1", ""), pvClass("gold"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.claim("claim1"); got.Spec.VolumeName != "" {
+		t.Fatalf("claim1 took %q while its volume was being provisioned", got.Spec.VolumeName)
+	}
+	close(p.gate)
+	e.waitOps(b)
+	e.syncClaimAndWait(b, "claim1")
+	if got := e.claim("claim1"); got.Spec.VolumeName != "pvc-uid-claim1" || got.Status.Phase != v1.ClaimBound {
+		t.Errorf("claim1 is %s with volume %q, want Bound to pvc-uid-claim1", got.Status.Phase, got.Spec.VolumeName)
+	}
+	if err := b.SyncVolume(e.ctx, "pv0"); err != nil {
+		t.Fatal(err)
+	}
+	if pv := e.volume("pv0"); pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != "" || pv.Status.Phase != v1.VolumeAvailable {
+		t.Errorf("pv0 is %s with claimRef %v, want Available, pre-bound to claim1 by name", pv.Status.Phase, pv.Spec.ClaimRef)
+	}
+	if got := p.callList(); len(got) != 1 {
+		t.Errorf("Provision calls = %v, want 1", got)
+	}
+}
