@@ -166,7 +166,9 @@
 // zones.RoundUp, placed by zones.SelectZones (class parameters,
 // allowedTopologies, the selected node) for a [ZonalProvisioner] and
 // labelled by zones.LabelVolume; it is created pre-bound to the claim and
-// bound by the claim's next sync. Events: ProvisioningSucceeded,
+// bound by the claim's next sync. While the operation runs, the claim binds
+// no other volume (Kubernetes would, and then unbind the provisioned one).
+// Events: ProvisioningSucceeded,
 // ProvisioningFailed, ExternalProvisioning.
 //
 // Deletions, recycles and provisionings are long-running operations. Each
