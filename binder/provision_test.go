@@ -191,13 +191,7 @@ func TestProvisionBackoff(t *testing.T) {
 // second Provision, nor do the syncs after it.
 func TestProvisionNeverTwice(t *testing.T) {
 	t.Parallel()
-	p := newPlugin()
-	p.gate = make(chan struct{})
-	e, b := provEnv(t, p, goldClaim("claim1", "1Gi"))
-	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStarted(p, 1)
+	e, b, p := heldProvision(t)
 	for range 50 {
 		if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
 			t.Fatal(err)
@@ -483,13 +477,7 @@ func TestProvisionFailureReschedules(t *testing.T) {
 // pre-bound one stays Available, pre-bound by name.
 func TestProvisioningClaimWaits(t *testing.T) {
 	t.Parallel()
-	p := newPlugin()
-	p.gate = make(chan struct{})
-	e, b := provEnv(t, p, goldClaim("claim1", "1Gi"))
-	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStarted(p, 1)
+	e, b, p := heldProvision(t)
 	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv0", "1Gi", boundTo("claim1", ""), pvClass("gold"))); err != nil {
 		t.Fatal(err)
 	}
@@ -514,4 +502,18 @@ func TestProvisioningClaimWaits(t *testing.T) {
 	if got := p.callList(); len(got) != 1 {
 		t.Errorf("Provision calls = %v, want 1", got)
 	}
+}
+
+// heldProvision returns a Binder whose Provisioner is held (close p.gate to
+// let it go) in the Provision call for claim1, which its first sync started.
+func heldProvision(t *testing.T) (*env, *Binder, *plugin) {
+	t.Helper()
+	p := newPlugin()
+	p.gate = make(chan struct{})
+	e, b := provEnv(t, p, goldClaim("claim1", "1Gi"))
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStarted(p, 1)
+	return e, b, p
 }
