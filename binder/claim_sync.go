@@ -86,7 +86,7 @@ func (b *Binder) syncUnrequestedClaim(ctx context.Context, claim *v1.PersistentV
 	if b.provisioning(claim) {
 		// Its storage is being provisioned: the volume the operation
 		// saves, pre-bound to the claim's UID, is the claim's first (see
-		// ownVolume), and the operation's end queues the claim. A volume
+		// ownVolume): saving it, or failing, queues the claim. A volume
 		// bound meanwhile (one that became Available, or was pre-bound by
 		// name) would leave the provisioned one unneeded: Kubernetes then
 		// unbinds it, and a Retain class's storage stays behind as an

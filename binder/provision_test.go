@@ -517,3 +517,24 @@ func heldProvision(t *testing.T) (*env, *Binder, *plugin) {
 	e.waitStarted(p, 1)
 	return e, b, p
 }
+
+// TestFailedProvisioningSearchesAgain: a claim whose syncs waited for its
+// provisioning searches again as soon as the operation fails, and binds a
+// volume that became Available meanwhile, without waiting for its resync
+// (the clock is never stepped).
+func TestFailedProvisioningSearchesAgain(t *testing.T) {
+	t.Parallel()
+	p := newPlugin()
+	p.fail, p.gate = 1, make(chan struct{})
+	e, b := provEnv(t, p, goldClaim("claim1", "1Gi"))
+	e.run(b)
+	e.waitStarted(p, 1)
+	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv0", "1Gi", pvClass("gold"))); err != nil {
+		t.Fatal(err)
+	}
+	close(p.gate)
+	e.quiesce(b)
+	if got := e.claim("claim1"); got.Spec.VolumeName != "pv0" || got.Status.Phase != v1.ClaimBound {
+		t.Errorf("claim1 is %s with volume %q, want Bound to pv0 once its provisioning failed", got.Status.Phase, got.Spec.VolumeName)
+	}
+}

@@ -2,6 +2,7 @@ package binder
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -58,6 +59,10 @@ type store struct {
 	// key once to learn whether the cached object still exists (see
 	// Binder.verifyVolume).
 	verifyVolumes, verifyClaims map[string]struct{}
+	// verifying counts the keys in verifyVolumes and verifyClaims, so
+	// that a sync asks for its key's mark without taking mu when there is
+	// none (always, but after a re-creation).
+	verifying atomic.Int32
 	// sweepAt is the tombstone count that triggers the next sweep.
 	sweepAt int
 }
@@ -190,13 +195,13 @@ func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, boo
 	rv, forget := burial(pv, cached, ok)
 	s.buryLocked(s.volumeTombs, pv.Name, rv)
 	if !forget {
-		s.verifyVolumes[pv.Name] = struct{}{}
+		s.markVerifyLocked(s.verifyVolumes, pv.Name)
 		return nil, false
 	}
 	s.volumes.Delete(pv.Name)
 	s.index.Delete(pv.Name)
 	delete(s.learnedVolumes, pv.Name)
-	delete(s.verifyVolumes, pv.Name)
+	s.unmarkVerifyLocked(s.verifyVolumes, pv.Name)
 	return cached, true
 }
 
@@ -264,12 +269,12 @@ func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolume
 	rv, forget := burial(pvc, cached, ok)
 	s.buryLocked(s.claimTombs, key, rv)
 	if !forget {
-		s.verifyClaims[key] = struct{}{}
+		s.markVerifyLocked(s.verifyClaims, key)
 		return nil, false
 	}
 	s.claims.Delete(key)
 	delete(s.learnedClaims, key)
-	delete(s.verifyClaims, key)
+	s.unmarkVerifyLocked(s.verifyClaims, key)
 	return cached, true
 }
 
@@ -299,20 +304,36 @@ func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
 // takeVerify reports whether key is marked in marks (verifyVolumes or
 // verifyClaims) and unmarks it.
 func (s *store) takeVerify(marks map[string]struct{}, key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := marks[key]; !ok {
+	if s.verifying.Load() == 0 {
 		return false
 	}
-	delete(marks, key)
-	return true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unmarkVerifyLocked(marks, key)
 }
 
 // markVerify marks key in marks again (its verification read failed).
 func (s *store) markVerify(marks map[string]struct{}, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	marks[key] = struct{}{}
+	s.markVerifyLocked(marks, key)
+}
+
+func (s *store) markVerifyLocked(marks map[string]struct{}, key string) {
+	if _, ok := marks[key]; !ok {
+		marks[key] = struct{}{}
+		s.verifying.Add(1)
+	}
+}
+
+// unmarkVerifyLocked unmarks key and reports whether it was marked.
+func (s *store) unmarkVerifyLocked(marks map[string]struct{}, key string) bool {
+	if _, ok := marks[key]; !ok {
+		return false
+	}
+	delete(marks, key)
+	s.verifying.Add(-1)
+	return true
 }
 
 func (s *store) volume(name string) (*v1.PersistentVolume, bool) { return s.volumes.Get(name) }

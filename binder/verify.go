@@ -4,7 +4,6 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
 )
 
 // An informer that relists reports the deletion of the object it last
@@ -36,8 +35,7 @@ func (b *Binder) verifyClaim(ctx context.Context, key string) error {
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
-		klog.FromContext(ctx).V(3).Info("Claim is gone from the API server, forgetting it", "PVC", klog.KObj(cached))
-		b.claimDeleted(cached)
+		b.claimNotFound(ctx, cached)
 	}
 	if fresh != nil {
 		b.keepClaim(ctx, fresh)
@@ -63,8 +61,7 @@ func (b *Binder) verifyVolume(ctx context.Context, name string) error {
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
-		klog.FromContext(ctx).V(3).Info("Volume is gone from the API server, forgetting it", "volumeName", name)
-		b.volumeDeleted(cached)
+		b.volumeNotFound(ctx, cached)
 	}
 	if fresh != nil {
 		b.keepVolume(ctx, fresh)
