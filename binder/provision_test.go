@@ -532,6 +532,10 @@ func TestFailedProvisioningSearchesAgain(t *testing.T) {
 	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv0", "1Gi", pvClass("gold"))); err != nil {
 		t.Fatal(err)
 	}
+	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return e.volume("pv0").Status.Phase == v1.VolumeAvailable, nil }); err != nil {
+		t.Fatalf("pv0 never became Available: %v", err)
+	}
 	close(p.gate)
 	e.quiesce(b)
 	if got := e.claim("claim1"); got.Spec.VolumeName != "pv0" || got.Status.Phase != v1.ClaimBound {
