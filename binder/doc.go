@@ -221,9 +221,12 @@
 // learned from a read is synced when its own event arrives. Events are
 // kept apart by UID: the delete event of an object that was deleted and
 // re-created under its name never removes the new object, nor keeps the
-// new object's own events out; it has the key read once at its next sync,
-// so that a new object deleted again unseen (a relist reports only the
-// first deletion) is forgotten rather than kept for ever. A failed write leaves the caches as they
+// new object's own events out; it has the key read at its next sync, and
+// again once per resync period while the read finds the new object and no
+// event of it comes, so that a new object deleted again unseen (a relist
+// reports only the first deletion; an informer whose reordered watch lost
+// the key drops the new object's delete) is forgotten rather than kept for
+// ever. A failed write leaves the caches as they
 // were; after a Conflict the object is read again, so that the retry does
 // not resend a stale version. [Config.Observer] (a [SyncObserver]) is told
 // which version of each object the Binder acted on, so that a test can

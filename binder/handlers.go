@@ -18,9 +18,10 @@ import (
 // the same name (another UID): the delete event of a volume that was
 // re-created, arriving after the Binder learned the new one from a read or
 // a write, leaves the new one and its own events alone, and has the
-// volume's next sync read it once to learn whether the new one still
-// exists (a relist reports only the first deletion of a name that was
-// re-created and deleted again unseen). Objects of other types are
+// volume's next sync read it to learn whether the new one still exists (a
+// relist reports only the first deletion of a name that was re-created and
+// deleted again unseen), and again once per resync period until an event
+// of the new one comes. Objects of other types are
 // ignored.
 func (b *Binder) VolumeHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
@@ -69,6 +70,7 @@ func (b *Binder) volumeChanged(obj any) {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
 	}
+	b.store.trackedVolume(pv)
 	if !stored {
 		// Not newer than the cached version. When that is the answer
 		// to the Binder's own write (which tracked and queued the
@@ -122,6 +124,7 @@ func (b *Binder) claimChanged(obj any) {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
+	b.store.trackedClaim(pvc)
 	if !stored {
 		if b.store.shareClaim(pvc) {
 			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))

@@ -36,8 +36,8 @@ type tombstone struct {
 // delete event; a key is in learnedVolumes or learnedClaims exactly while
 // its cached version came from a read that no event of that version has
 // matched yet; a key is in verifyVolumes or verifyClaims from the delete
-// event of another UID that its cached object outlived until its next sync
-// reads it.
+// event of another UID that its cached object outlived until a sync's read
+// finds that object gone or an event of that object arrives.
 type store struct {
 	clock clock.PassiveClock
 
@@ -55,10 +55,12 @@ type store struct {
 	// version's own event still queues the object (see shareVolume).
 	learnedVolumes, learnedClaims map[string]struct{}
 	// verifyVolumes and verifyClaims hold the keys whose cached object
-	// outlived the delete event of another UID: the next sync reads the
-	// key once to learn whether the cached object still exists (see
-	// Binder.verifyVolume).
-	verifyVolumes, verifyClaims map[string]struct{}
+	// outlived the delete event of another UID, with the time from which
+	// a sync reads the key to learn whether the cached object still
+	// exists (see Binder.verifyVolume): zero right after the delete event,
+	// a resync period after a read that found it, until an event of the
+	// cached object shows that the informer tracks it again.
+	verifyVolumes, verifyClaims map[string]verifyMark
 	// verifying counts the keys in verifyVolumes and verifyClaims, so
 	// that a sync asks for its key's mark without taking mu when there is
 	// none (always, but after a re-creation).
@@ -79,8 +81,8 @@ func newStore(clk clock.PassiveClock, opts pvindex.Options) *store {
 		claimTombs:     make(map[string]tombstone),
 		learnedVolumes: make(map[string]struct{}),
 		learnedClaims:  make(map[string]struct{}),
-		verifyVolumes:  make(map[string]struct{}),
-		verifyClaims:   make(map[string]struct{}),
+		verifyVolumes:  make(map[string]verifyMark),
+		verifyClaims:   make(map[string]verifyMark),
 		sweepAt:        1024,
 	}
 }
@@ -301,33 +303,101 @@ func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
 	}
 }
 
-// takeVerify reports whether key is marked in marks (verifyVolumes or
-// verifyClaims) and unmarks it.
-func (s *store) takeVerify(marks map[string]struct{}, key string) bool {
+// verifyMark is a key's pending verification read.
+type verifyMark struct {
+	// due is when a sync reads the key: zero after a delete event of
+	// another UID, a resync period after a read that found the object.
+	due time.Time
+	// reading is set while a sync reads the key and cleared by a delete
+	// event of another UID, which asks for a read after this one.
+	reading bool
+}
+
+// takeVerify reports whether key's verification read is due in marks
+// (verifyVolumes or verifyClaims) and, if so, notes that it runs.
+func (s *store) takeVerify(marks map[string]verifyMark, key string) bool {
 	if s.verifying.Load() == 0 {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.unmarkVerifyLocked(marks, key)
+	m, ok := marks[key]
+	if !ok || s.clock.Now().Before(m.due) {
+		return false
+	}
+	marks[key] = verifyMark{due: m.due, reading: true}
+	return true
 }
 
-// markVerify marks key in marks again (its verification read failed).
-func (s *store) markVerify(marks map[string]struct{}, key string) {
+// retryVerify asks for key's verification read at the next sync again (the
+// read failed), unless an event of the object came during the read.
+func (s *store) retryVerify(marks map[string]verifyMark, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.markVerifyLocked(marks, key)
+	if _, ok := marks[key]; ok {
+		marks[key] = verifyMark{}
+	}
 }
 
-func (s *store) markVerifyLocked(marks map[string]struct{}, key string) {
+// markVerifyLocked marks key for a read at its next sync.
+func (s *store) markVerifyLocked(marks map[string]verifyMark, key string) {
 	if _, ok := marks[key]; !ok {
-		marks[key] = struct{}{}
 		s.verifying.Add(1)
+	}
+	marks[key] = verifyMark{}
+}
+
+// verifyAgain is called when the verification read found the cached
+// object. The informer may have lost it: a reordered watch that delivered
+// its add before the delete of its predecessor leaves the informer without
+// the key, and an informer drops the delete event of a key it does not
+// hold (chaos seed 611924 kept a deleted claim's volume Bound). So the key
+// is read again at its first sync after period, until an event of the
+// object shows that the informer holds it (trackedVolume, trackedClaim);
+// a delete event that came during the read asks for a read at once.
+func (s *store) verifyAgain(marks map[string]verifyMark, key string, period time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := marks[key]; ok && m.reading {
+		marks[key] = verifyMark{due: s.clock.Now().Add(period)}
+	}
+}
+
+// unmarkVerify unmarks key (its object is gone from the cache).
+func (s *store) unmarkVerify(marks map[string]verifyMark, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unmarkVerifyLocked(marks, key)
+}
+
+// trackedVolume unmarks the volume's key when pv, from an event, is the
+// cached volume: the informer holds it, so its deletion will be delivered.
+func (s *store) trackedVolume(pv *v1.PersistentVolume) {
+	if s.verifying.Load() == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cached, ok := s.volumes.Get(pv.Name); ok && cached.UID == pv.UID {
+		s.unmarkVerifyLocked(s.verifyVolumes, pv.Name)
+	}
+}
+
+// trackedClaim is trackedVolume for claims.
+func (s *store) trackedClaim(pvc *v1.PersistentVolumeClaim) {
+	if s.verifying.Load() == 0 {
+		return
+	}
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cached, ok := s.claims.Get(key); ok && cached.UID == pvc.UID {
+		s.unmarkVerifyLocked(s.verifyClaims, key)
 	}
 }
 
 // unmarkVerifyLocked unmarks key and reports whether it was marked.
-func (s *store) unmarkVerifyLocked(marks map[string]struct{}, key string) bool {
+func (s *store) unmarkVerifyLocked(marks map[string]verifyMark, key string) bool {
 	if _, ok := marks[key]; !ok {
 		return false
 	}

@@ -2,6 +2,7 @@ package binder
 
 import (
 	"context"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -17,6 +18,13 @@ import (
 // delete event would (releasing its volume or losing its claim), another
 // object replaces it, and the same object is synced as it is. Chaos seed
 // 354727 kept a deleted claim's volume Bound for ever without this.
+//
+// The same object found may still be deleted unseen: a reordered watch
+// that delivered its add before its predecessor's delete leaves the
+// informer without the key (an informer deletes by key), and an informer
+// drops the delete event of a key it does not hold. So the key is read
+// again at its first sync a resync period later, and so on, until an event
+// of the object shows that the informer holds it (chaos seed 611924).
 
 // verifyClaim runs the verification read of a claim key marked by a
 // delete event of another UID, under the key's lock. A failed read marks
@@ -27,15 +35,18 @@ func (b *Binder) verifyClaim(ctx context.Context, key string) error {
 	}
 	cached, ok := b.store.claim(key)
 	if !ok {
+		b.store.unmarkVerify(b.store.verifyClaims, key)
 		return nil
 	}
 	fresh, err := b.getClaim(ctx, cached.Namespace, cached.Name)
 	if err != nil {
-		b.store.markVerify(b.store.verifyClaims, key)
+		b.store.retryVerify(b.store.verifyClaims, key)
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
 		b.claimNotFound(ctx, cached)
+	} else {
+		b.store.verifyAgain(b.store.verifyClaims, key, b.verifyPeriod())
 	}
 	if fresh != nil {
 		b.keepClaim(ctx, fresh)
@@ -50,6 +61,7 @@ func (b *Binder) verifyVolume(ctx context.Context, name string) error {
 	}
 	cached, ok := b.store.volume(name)
 	if !ok {
+		b.store.unmarkVerify(b.store.verifyVolumes, name)
 		return nil
 	}
 	fresh, err := b.api.GetVolume(ctx, name)
@@ -57,14 +69,26 @@ func (b *Binder) verifyVolume(ctx context.Context, name string) error {
 		fresh, err = nil, nil
 	}
 	if err != nil {
-		b.store.markVerify(b.store.verifyVolumes, name)
+		b.store.retryVerify(b.store.verifyVolumes, name)
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
 		b.volumeNotFound(ctx, cached)
+	} else {
+		b.store.verifyAgain(b.store.verifyVolumes, name, b.verifyPeriod())
 	}
 	if fresh != nil {
 		b.keepVolume(ctx, fresh)
 	}
 	return nil
+}
+
+// verifyPeriod is how long after a verification read that found the cached
+// object the next one is due: the resync period, so that the key's resyncs
+// read it at most once per period.
+func (b *Binder) verifyPeriod() time.Duration {
+	if b.cfg.ResyncPeriod > 0 {
+		return b.cfg.ResyncPeriod
+	}
+	return DefaultResyncPeriod
 }
