@@ -90,3 +90,61 @@ func TestReorderedDeleteIsVerifiedAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestReorderedVolumeDeleteIsVerifiedAgain is
+// TestReorderedDeleteIsVerifiedAgain for a volume: the re-created volume,
+// bound by the Binder after the reordered events and then deleted unseen,
+// is forgotten a resync period after the verification read found it, and
+// its claim becomes Lost.
+func TestReorderedVolumeDeleteIsVerifiedAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newPV("pv1", "1Gi"), newPVC("claim1", "1Gi"))
+	b := e.b
+	t.Cleanup(e.srv.StallWatches(bindertest.KindVolume))
+	old := e.volume("pv1")
+	if err := e.srv.DeleteVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv1", "1Gi", func(pv *v1.PersistentVolume) { pv.UID = "" })); err != nil {
+		t.Fatal(err)
+	}
+	fresh := e.volume("pv1")
+	b.VolumeHandler().OnAdd(fresh, false) // the reordered watch: add first
+	syncUntil(e, func() error {
+		_ = b.SyncVolume(e.ctx, "pv1")
+		return b.SyncClaim(e.ctx, ns+"/claim1")
+	}, func() bool {
+		pv, ok := b.store.volume("pv1")
+		return ok && pv.UID == fresh.UID && pv.Status.Phase == v1.VolumeBound
+	})
+	b.VolumeHandler().OnDelete(old) // then the old volume's delete
+	reads := e.srv.Stats().Reads[bindertest.KindVolume]
+	if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.srv.Stats().Reads[bindertest.KindVolume] - reads; got != 1 {
+		t.Fatalf("the sync after the old volume's delete event read the volume %d times, want 1", got)
+	}
+	if err := e.srv.DeleteVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.store.volume("pv1"); !ok {
+		t.Fatal("a sync before the resync period read the volume again")
+	}
+	e.fc.Step(DefaultResyncPeriod)
+	if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.store.volume("pv1"); ok {
+		t.Fatal("the deleted volume is still cached a resync period after the verification read")
+	}
+	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		t.Fatal(err)
+	}
+	if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimLost {
+		t.Errorf("claim1 is %s, want Lost: its volume is gone", pvc.Status.Phase)
+	}
+}
