@@ -58,6 +58,9 @@ type Config struct {
 	// events; zero means DefaultResyncPeriod and a negative value disables
 	// the resync. Each object is resynced at its own stable offset within
 	// the period (jitter.Resync), so resyncs are spread evenly over time.
+	// The resync also runs the repeated verification read of an object
+	// whose delete event may have been lost (see VolumeHandler); without
+	// resync that read waits for the object's next sync.
 	ResyncPeriod time.Duration
 	// ResyncJitter adds a random delay in [0, ResyncJitter*ResyncPeriod) to
 	// each resync, to keep replicas out of step. It must be in [0, 1);
