@@ -187,12 +187,7 @@ func TestRecreatedAndDeletedUnseen(t *testing.T) {
 			_, ok := b.store.claim(ns + "/claim1")
 			return !ok
 		})
-		if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
-			t.Fatal(err)
-		}
-		if pv := e.volume("pv1"); pv.Status.Phase != v1.VolumeReleased {
-			t.Errorf("pv1 is %s, want Released: its claim is gone", pv.Status.Phase)
-		}
+		wantReleased(e, b, "pv1")
 	})
 	t.Run("volume", func(t *testing.T) {
 		t.Parallel()
@@ -226,12 +221,7 @@ func TestRecreatedAndDeletedUnseen(t *testing.T) {
 			_, ok := b.store.volume("pv1")
 			return !ok
 		})
-		if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
-			t.Fatal(err)
-		}
-		if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimLost {
-			t.Errorf("claim1 is %s, want Lost: its volume is gone", pvc.Status.Phase)
-		}
+		wantLost(e, b, "claim1")
 	})
 }
 
@@ -258,5 +248,28 @@ func syncUntil(e *env, sync func() error, done func() bool) {
 	}
 	if !done() {
 		e.t.Fatal("the syncs never reached the state the test needs")
+	}
+}
+
+// wantReleased syncs the volume and checks that it is Released: its claim
+// is gone.
+func wantReleased(e *env, b *Binder, name string) {
+	e.t.Helper()
+	if err := b.SyncVolume(e.ctx, name); err != nil {
+		e.t.Fatal(err)
+	}
+	if pv := e.volume(name); pv.Status.Phase != v1.VolumeReleased {
+		e.t.Errorf("%s is %s, want Released: its claim is gone", name, pv.Status.Phase)
+	}
+}
+
+// wantLost syncs the claim and checks that it is Lost: its volume is gone.
+func wantLost(e *env, b *Binder, name string) {
+	e.t.Helper()
+	if err := b.SyncClaim(e.ctx, ns+"/"+name); err != nil {
+		e.t.Fatal(err)
+	}
+	if pvc := e.claim(name); pvc.Status.Phase != v1.ClaimLost {
+		e.t.Errorf("%s is %s, want Lost: its volume is gone", name, pvc.Status.Phase)
 	}
 }

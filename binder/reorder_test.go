@@ -1,9 +1,12 @@
 package binder
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/volbind/volbind/binder/bindertest"
 )
@@ -23,13 +26,13 @@ func TestReorderedDeleteIsVerifiedAgain(t *testing.T) {
 	t.Parallel()
 	// setup binds the re-created claim after the reordered events and
 	// returns the env with the claim watch stalled from the re-creation on.
-	setup := func(t *testing.T) (*env, *v1.PersistentVolumeClaim) {
-		e := newEnv(t, newPV("pv1", "1Gi"), newPVC("claim1", "1Gi"))
+	setup := func(t *testing.T) (e *env, old, fresh *v1.PersistentVolumeClaim) {
+		e = newEnv(t, newPV("pv1", "1Gi"), newPVC("claim1", "1Gi"))
 		b := e.b
 		t.Cleanup(e.srv.StallWatches(bindertest.KindClaim))
-		old := e.claim("claim1")
+		old = e.claim("claim1")
 		recreateClaim(e, newPVC("claim1", "1Gi", func(pvc *v1.PersistentVolumeClaim) { pvc.UID = "" }))
-		fresh := e.claim("claim1")
+		fresh = e.claim("claim1")
 		b.ClaimHandler().OnAdd(fresh, false) // the reordered watch: add first
 		syncUntil(e, func() error { return b.SyncClaim(e.ctx, ns+"/claim1") }, func() bool {
 			pvc, ok := b.store.claim(ns + "/claim1")
@@ -46,11 +49,11 @@ func TestReorderedDeleteIsVerifiedAgain(t *testing.T) {
 		if pvc, ok := b.store.claim(ns + "/claim1"); !ok || pvc.UID != fresh.UID {
 			t.Fatal("the verification read lost the re-created claim, which the server holds")
 		}
-		return e, fresh
+		return e, old, fresh
 	}
 	t.Run("deleted unseen", func(t *testing.T) {
 		t.Parallel()
-		e, _ := setup(t)
+		e, _, _ := setup(t)
 		b := e.b
 		if err := e.srv.DeleteClaim(e.ctx, ns, "claim1"); err != nil {
 			t.Fatal(err)
@@ -68,16 +71,11 @@ func TestReorderedDeleteIsVerifiedAgain(t *testing.T) {
 		if _, ok := b.store.claim(ns + "/claim1"); ok {
 			t.Fatal("the deleted claim is still cached a resync period after the verification read")
 		}
-		if err := b.SyncVolume(e.ctx, "pv1"); err != nil {
-			t.Fatal(err)
-		}
-		if pv := e.volume("pv1"); pv.Status.Phase != v1.VolumeReleased {
-			t.Errorf("pv1 is %s, want Released: its claim is gone", pv.Status.Phase)
-		}
+		wantReleased(e, b, "pv1")
 	})
 	t.Run("event ends the reads", func(t *testing.T) {
 		t.Parallel()
-		e, fresh := setup(t)
+		e, _, fresh := setup(t)
 		b := e.b
 		b.ClaimHandler().OnUpdate(fresh, e.claim("claim1"))
 		e.fc.Step(DefaultResyncPeriod)
@@ -89,6 +87,59 @@ func TestReorderedDeleteIsVerifiedAgain(t *testing.T) {
 			t.Errorf("the sync after an event of the claim read it %d times, want 0: the informer holds it", got)
 		}
 	})
+	t.Run("event during the read ends the reads", func(t *testing.T) {
+		t.Parallel()
+		e, _, fresh := setup(t)
+		e.fc.Step(DefaultResyncPeriod)
+		current := e.claim("claim1")
+		heldClaimRead(e, func() { e.b.ClaimHandler().OnUpdate(fresh, current) })
+		e.fc.Step(DefaultResyncPeriod)
+		if got := claimReads(e); got != 0 {
+			t.Errorf("a resync period after a read during which an event of the claim came, the sync read it %d times, want 0", got)
+		}
+	})
+	t.Run("delete during the read asks for another", func(t *testing.T) {
+		t.Parallel()
+		e, old, _ := setup(t)
+		e.fc.Step(DefaultResyncPeriod)
+		heldClaimRead(e, func() { e.b.ClaimHandler().OnDelete(old) })
+		if got := claimReads(e); got != 1 {
+			t.Errorf("right after a read during which a delete event of another UID came, the sync read the claim %d times, want 1", got)
+		}
+	})
+}
+
+// heldClaimRead runs a sync of claim1 whose verification read the server
+// holds until during has run, and checks that it read the claim once.
+func heldClaimRead(e *env, during func()) {
+	e.t.Helper()
+	const latency = time.Second
+	e.srv.InjectFault(bindertest.Fault{Verb: bindertest.VerbGet, Kind: bindertest.KindClaim, Latency: latency, Times: 1})
+	reads := e.srv.Stats().Reads[bindertest.KindClaim]
+	done := make(chan error, 1)
+	go func() { done <- e.b.SyncClaim(e.ctx, ns+"/claim1") }()
+	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return e.fc.HasWaiters(), nil }); err != nil {
+		e.t.Fatalf("the sync never read the claim: %v", err)
+	}
+	during()
+	e.fc.Step(latency)
+	if err := <-done; err != nil {
+		e.t.Fatal(err)
+	}
+	if got := e.srv.Stats().Reads[bindertest.KindClaim] - reads; got != 1 {
+		e.t.Fatalf("the held sync read the claim %d times, want 1", got)
+	}
+}
+
+// claimReads runs a sync of claim1 and returns how often it read the claim.
+func claimReads(e *env) int64 {
+	e.t.Helper()
+	reads := e.srv.Stats().Reads[bindertest.KindClaim]
+	if err := e.b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.srv.Stats().Reads[bindertest.KindClaim] - reads
 }
 
 // TestReorderedVolumeDeleteIsVerifiedAgain is
@@ -141,10 +192,5 @@ func TestReorderedVolumeDeleteIsVerifiedAgain(t *testing.T) {
 	if _, ok := b.store.volume("pv1"); ok {
 		t.Fatal("the deleted volume is still cached a resync period after the verification read")
 	}
-	if err := b.SyncClaim(e.ctx, ns+"/claim1"); err != nil {
-		t.Fatal(err)
-	}
-	if pvc := e.claim("claim1"); pvc.Status.Phase != v1.ClaimLost {
-		t.Errorf("claim1 is %s, want Lost: its volume is gone", pvc.Status.Phase)
-	}
+	wantLost(e, b, "claim1")
 }
