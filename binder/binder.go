@@ -27,6 +27,10 @@ type Binder struct {
 	kube    *kubeMetrics
 	store   *store
 	classes classes
+	// annotations are the shared annotation maps of binding writes.
+	annotations bindingAnnotations
+	// requests recycles the objects of binding writes.
+	requests requests
 	// ops runs the provisioning, deletion and recycling operations, at
 	// most one per claim or volume.
 	ops *operations.Map
@@ -91,6 +95,7 @@ func New(api API, cfg Config) (*Binder, error) {
 		ops: operations.New(operations.Config{Clock: cfg.Clock,
 			InitialDelay: cfg.OperationInitialDelay, MaxDelay: cfg.OperationMaxDelay}),
 		reservations: newReservations(),
+		annotations:  newBindingAnnotations(),
 		avail:        markNow{},
 		ready:        make(chan struct{}),
 	}

@@ -205,6 +205,7 @@ func (e *env) newBinder(cfg Config) *Binder {
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}
+	checkBindingAnnotations(e.t, b)
 	e.register(b)
 	return b
 }
