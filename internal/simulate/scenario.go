@@ -248,11 +248,15 @@ func (s scenario) generate() (*manifest.Objects, expectation) {
 		})
 	}
 	var preBoundVolumes []*v1.PersistentVolume // volumes whose claimRef names a claim
+	namespaces := make([]string, s.Namespaces) // one string per namespace, shared by its claims
+	for n := range namespaces {
+		namespaces[n] = fmt.Sprintf("ns-%02d", n)
+	}
 	for i := range s.Claims {
 		claim := &v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      fmt.Sprintf("claim-%05d", i),
-				Namespace: fmt.Sprintf("ns-%02d", i%s.Namespaces),
+				Namespace: namespaces[i%s.Namespaces],
 			},
 			Spec:   v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}},
 			Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
