@@ -89,7 +89,7 @@ func (b *Binder) bindVolumeToClaim(ctx context.Context, pv *v1.PersistentVolume,
 		// together with a new claimRef.
 		return pv, nil
 	}
-	clone := b.requests.volume(pv)
+	clone := b.requests.volumes.copyOf(pv)
 	clone.Spec.ClaimRef = claimRef(claim)
 	if !volume.IsVolumeBoundToClaim(pv, claim) && !metav1.HasAnnotation(pv.ObjectMeta, volume.AnnBoundByController) {
 		clone.Annotations = b.annotations.with(pv.Annotations, true, false)
@@ -98,7 +98,7 @@ func (b *Binder) bindVolumeToClaim(ctx context.Context, pv *v1.PersistentVolume,
 		v.Info("Updating PersistentVolume: binding to claim", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	}
 	out, err := b.writeVolume(ctx, clone)
-	b.requests.doneVolume(clone, out)
+	b.requests.volumes.done(clone, out)
 	return out, err
 }
 
@@ -186,7 +186,7 @@ func (b *Binder) bindClaimToVolume(ctx context.Context, claim *v1.PersistentVolu
 	if !shouldBind && hasCompleted {
 		return claim, nil
 	}
-	clone := b.requests.claim(claim)
+	clone := b.requests.claims.copyOf(claim)
 	boundBy := false
 	if shouldBind {
 		clone.Spec.VolumeName = pv.Name
@@ -199,7 +199,7 @@ func (b *Binder) bindClaimToVolume(ctx context.Context, claim *v1.PersistentVolu
 		v.Info("Updating PersistentVolumeClaim: binding to volume", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	}
 	out, err := b.writeClaim(ctx, clone)
-	b.requests.doneClaim(clone, out)
+	b.requests.claims.done(clone, out)
 	return out, err
 }
 
@@ -264,10 +264,10 @@ func (b *Binder) updateClaimStatus(ctx context.Context, claim *v1.PersistentVolu
 	if !dirty {
 		return claim, nil
 	}
-	clone := b.requests.claim(claim)
+	clone := b.requests.claims.copyOf(claim)
 	clone.Status = status
 	out, err := b.writeClaimStatus(ctx, clone)
-	b.requests.doneClaim(clone, out)
+	b.requests.claims.done(clone, out)
 	if err != nil {
 		logger.V(4).Info("Updating PersistentVolumeClaim status failed", "PVC", klog.KObj(claim), "phase", phase, "err", err)
 		return nil, err
@@ -298,11 +298,11 @@ func (b *Binder) updateVolumePhase(ctx context.Context, pv *v1.PersistentVolume,
 	if pv.Status.Phase == phase {
 		return pv, nil
 	}
-	clone := b.requests.volume(pv)
+	clone := b.requests.volumes.copyOf(pv)
 	clone.Status.Phase = phase
 	clone.Status.Message = message
 	out, err := b.writeVolumeStatus(ctx, clone)
-	b.requests.doneVolume(clone, out)
+	b.requests.volumes.done(clone, out)
 	if err != nil {
 		klog.FromContext(ctx).V(4).Info("Updating PersistentVolume: set phase failed", "volumeName", pv.Name, "phase", phase, "err", err)
 		return nil, err

@@ -16,7 +16,7 @@ func TestRequestsCopyAndReuse(t *testing.T) {
 	pv2 := newPV("pv2", "2Gi")
 	orig1, orig2 := pv1.DeepCopy(), pv2.DeepCopy()
 
-	req := r.volume(pv1)
+	req := r.volumes.copyOf(pv1)
 	want := orig1.DeepCopy()
 	want.TypeMeta = metav1.TypeMeta{}
 	if !equality.Semantic.DeepEqual(req, want) {
@@ -27,33 +27,33 @@ func TestRequestsCopyAndReuse(t *testing.T) {
 	if !equality.Semantic.DeepEqual(pv1, orig1) {
 		t.Fatalf("changing the request changed pv1")
 	}
-	r.doneVolume(req, nil)
+	r.volumes.done(req, nil)
 	if !equality.Semantic.DeepEqual(*req, v1.PersistentVolume{}) {
 		t.Errorf("a request taken back still holds %+v; it must hold nothing", req)
 	}
 	// Whether or not the pool hands req out again, the next request is a
 	// copy of pv2 with nothing left of pv1.
 	for range 3 {
-		next := r.volume(pv2)
+		next := r.volumes.copyOf(pv2)
 		if !equality.Semantic.DeepEqual(next, orig2) {
 			t.Fatalf("volume(pv2) = %+v, want a copy of pv2", next)
 		}
-		r.doneVolume(next, nil)
+		r.volumes.done(next, nil)
 	}
 
 	// An API that answered with the request itself keeps it.
-	kept := r.volume(pv2)
-	r.doneVolume(kept, kept)
+	kept := r.volumes.copyOf(pv2)
+	r.volumes.done(kept, kept)
 	if !equality.Semantic.DeepEqual(kept, orig2) {
 		t.Errorf("a request the API answered with was cleared: %+v", kept)
 	}
 
 	claim := newPVC("claim1", "1Gi", pvcAnn("b"))
-	creq := r.claim(claim)
+	creq := r.claims.copyOf(claim)
 	if !equality.Semantic.DeepEqual(creq, claim) {
 		t.Fatalf("claim(claim1) = %+v, want a copy", creq)
 	}
-	r.doneClaim(creq, nil)
+	r.claims.done(creq, nil)
 	if !equality.Semantic.DeepEqual(*creq, v1.PersistentVolumeClaim{}) {
 		t.Errorf("a claim request taken back still holds %+v", creq)
 	}
