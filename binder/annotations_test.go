@@ -36,6 +36,7 @@ func TestBindingAnnotationsWith(t *testing.T) {
 		boundBy   = volume.AnnBoundByController
 		completed = volume.AnnBindCompleted
 	)
+	own := map[string]string{"a": "b"}
 	for _, tc := range []struct {
 		name       string
 		in         map[string]string
@@ -43,6 +44,7 @@ func TestBindingAnnotationsWith(t *testing.T) {
 		want       map[string]string
 		wantShared map[string]string // the shared map expected, or nil for a new one
 	}{
+		{"neither asked for: the argument itself", own, false, false, map[string]string{"a": "b"}, own},
 		{"none, both", nil, true, true, map[string]string{boundBy: "yes", completed: "yes"}, a.both},
 		{"empty, both", map[string]string{}, true, true, map[string]string{boundBy: "yes", completed: "yes"}, a.both},
 		{"none, bound-by", nil, true, false, map[string]string{boundBy: "yes"}, a.boundBy},

@@ -153,10 +153,13 @@ func newBindingAnnotations() bindingAnnotations {
 }
 
 // with returns annotations with bound-by-controller (boundBy) and
-// bind-completed (completed) set to "yes": one of the shared maps when
-// annotations is empty, else a new map. At least one of boundBy and
-// completed must be set.
+// bind-completed (completed) set to "yes": annotations itself when neither
+// is asked for, one of the shared maps when annotations is empty, else a
+// new map.
 func (a *bindingAnnotations) with(annotations map[string]string, boundBy, completed bool) map[string]string {
+	if !boundBy && !completed {
+		return annotations
+	}
 	if len(annotations) == 0 {
 		switch {
 		case boundBy && completed:
@@ -192,9 +195,7 @@ func (b *Binder) bindClaimToVolume(ctx context.Context, claim *v1.PersistentVolu
 		clone.Spec.VolumeName = pv.Name
 		boundBy = !metav1.HasAnnotation(clone.ObjectMeta, volume.AnnBoundByController)
 	}
-	if boundBy || !hasCompleted {
-		clone.Annotations = b.annotations.with(claim.Annotations, boundBy, !hasCompleted)
-	}
+	clone.Annotations = b.annotations.with(claim.Annotations, boundBy, !hasCompleted)
 	if v := klog.FromContext(ctx).V(4); v.Enabled() {
 		v.Info("Updating PersistentVolumeClaim: binding to volume", "PVC", klog.KObj(claim), "volumeName", pv.Name)
 	}

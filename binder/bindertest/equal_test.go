@@ -51,8 +51,8 @@ func TestDiffersAtSight(t *testing.T) {
 		edit(pv)
 		pvs[name] = pv
 	}
-	// claimRef rv, with a claimRef on both sides.
-	pvs["claimRef, other rv"] = pvs["claimRef rv"]
+	// A claimRef on both sides that differs only in its resourceVersion
+	// ("claimRef rv" against this one).
 	withRef := basePV.DeepCopy()
 	withRef.Spec.ClaimRef = ref
 	pvs["claimRef base"] = withRef
