@@ -58,6 +58,9 @@ type Binder struct {
 	// decides when unbound volumes are marked Available.
 	work  *tracker
 	avail availability
+	// own holds back the events of the Binder's own updates until they
+	// have answered.
+	own *ownWrites
 
 	started atomic.Bool
 	// ignoredLogged is set once an ignored informer object was logged at
@@ -98,6 +101,7 @@ func New(api API, cfg Config) (*Binder, error) {
 		annotations:  newBindingAnnotations(),
 		avail:        markNow{},
 		ready:        make(chan struct{}),
+		own:          newOwnWrites(),
 	}
 	if b.kube, err = newKubeMetrics(cfg, b.store); err != nil {
 		return nil, err

@@ -84,6 +84,9 @@ func (b *Binder) volumeChanged(obj any) {
 	}
 	wk := volumeWork(pv.Name)
 	b.work.track(wk)
+	if b.own.event(ownVolume(pv), pv.ResourceVersion) {
+		return // the update in flight settles it
+	}
 	b.work.add(wk)
 }
 
@@ -133,6 +136,9 @@ func (b *Binder) claimChanged(obj any) {
 	}
 	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
 	b.work.track(wk)
+	if b.own.event(ownClaim(pvc), pvc.ResourceVersion) {
+		return // the update in flight settles it
+	}
 	b.work.add(wk)
 }
 

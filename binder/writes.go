@@ -21,49 +21,76 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 
 // The four writers below call the API and, on success only, keep the
 // server's answer in the caches, so that the event of the write finds
-// nothing left to do and a failed write leaves the caches unchanged.
+// nothing left to do and a failed write leaves the caches unchanged. The
+// events that arrive before the answer are settled by ownWrites.
 
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	k := ownVolume(pv)
+	b.own.begin(k)
 	out, err := b.api.UpdateVolume(ctx, pv)
-	if err != nil {
-		b.volumeWriteFailed(ctx, pv, err)
-		return nil, err
-	}
-	b.metrics.wrote(resourceVolumes, "update")
-	b.keepWrittenVolume(ctx, out)
-	return out, nil
+	return b.wroteVolume(ctx, k, pv, out, err, "update")
 }
 
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	k := ownVolume(pv)
+	b.own.begin(k)
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
-	if err != nil {
-		b.volumeWriteFailed(ctx, pv, err)
-		return nil, err
-	}
-	b.metrics.wrote(resourceVolumes, "update_status")
-	b.keepWrittenVolume(ctx, out)
-	return out, nil
+	return b.wroteVolume(ctx, k, pv, out, err, "update_status")
 }
 
 func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	k := ownClaim(pvc)
+	b.own.begin(k)
 	out, err := b.api.UpdateClaim(ctx, pvc)
-	if err != nil {
-		b.claimWriteFailed(ctx, pvc, err)
-		return nil, err
-	}
-	b.metrics.wrote(resourceClaims, "update")
-	b.keepWrittenClaim(ctx, out)
-	return out, nil
+	return b.wroteClaim(ctx, k, pvc, out, err, "update")
 }
 
 func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	k := ownClaim(pvc)
+	b.own.begin(k)
 	out, err := b.api.UpdateClaimStatus(ctx, pvc)
+	return b.wroteClaim(ctx, k, pvc, out, err, "update_status")
+}
+
+// wroteVolume ends the update k of pv (verb for the metrics), which
+// answered out or err: it keeps the answer, settles the events that came
+// meanwhile, and handles a failure.
+func (b *Binder) wroteVolume(ctx context.Context, k ownKey, pv, out *v1.PersistentVolume, err error, verb string) (*v1.PersistentVolume, error) {
 	if err != nil {
+		if b.own.end(k, false, "") == ownQueue {
+			b.work.add(volumeWork(pv.Name))
+		}
+		b.volumeWriteFailed(ctx, pv, err)
+		return nil, err
+	}
+	b.metrics.wrote(resourceVolumes, verb)
+	b.keepWrittenVolume(ctx, out)
+	switch b.own.end(k, true, out.ResourceVersion) {
+	case ownAnswer:
+		b.observe(out) // the event stored it first
+	case ownQueue:
+		b.work.add(volumeWork(pv.Name))
+	}
+	return out, nil
+}
+
+// wroteClaim is wroteVolume for claims.
+func (b *Binder) wroteClaim(ctx context.Context, k ownKey, pvc, out *v1.PersistentVolumeClaim, err error, verb string) (*v1.PersistentVolumeClaim, error) {
+	if err != nil {
+		if b.own.end(k, false, "") == ownQueue {
+			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
+		}
 		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
-	b.metrics.wrote(resourceClaims, "update_status")
+	b.metrics.wrote(resourceClaims, verb)
 	b.keepWrittenClaim(ctx, out)
+	switch b.own.end(k, true, out.ResourceVersion) {
+	case ownAnswer:
+		b.observe(out)
+	case ownQueue:
+		b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
+	}
 	return out, nil
 }
 
