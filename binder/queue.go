@@ -5,14 +5,14 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// fifo is the order of a Binder's workqueue: client-go's default queue (a
+// fifo is the order of a Binder's keyQueue: client-go's default queue (a
 // slice in FIFO order), except that it lets go of its array once it has
 // drained after a burst, and compacts it when half of it is taken. The
 // default keeps the array of its largest backlog for good: when Run
 // queues every object of a cluster at once, that is 16 bytes per object
 // and up to twice that after the appends that grew it (178 bytes per pair
 // at 100,000 pairs in BenchmarkMemoryPerPair). Not safe for concurrent
-// use: the workqueue calls it under its lock.
+// use: the keyQueue calls it under its lock.
 type fifo[T comparable] struct {
 	items []T
 	// head is the index of the next item to pop.
@@ -58,17 +58,14 @@ func (q *fifo[T]) Pop() T {
 }
 
 // newWorkqueue returns the rate-limited workqueue of one kind of object,
-// as workqueue.NewTypedRateLimitingQueueWithConfig builds it but with a
-// fifo as its order.
+// as workqueue.NewTypedRateLimitingQueueWithConfig builds it but on a
+// keyQueue, whose order is a fifo, instead of workqueue.Typed.
 func newWorkqueue(name string, rl workqueue.TypedRateLimiter[string], clk clock.WithTicker, metrics workqueue.MetricsProvider) workqueue.TypedRateLimitingInterface[string] {
 	if metrics == nil {
 		name = "" // an unnamed queue registers no metrics
 	}
-	queue := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{
-		Name: name, MetricsProvider: metrics, Clock: clk, Queue: &fifo[string]{},
-	})
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
-		Name: name, MetricsProvider: metrics, Clock: clk, Queue: queue,
+		Name: name, MetricsProvider: metrics, Clock: clk, Queue: newKeyQueue(name, clk, metrics),
 	})
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
 		Name: name, MetricsProvider: metrics, Clock: clk, DelayingQueue: delaying,
