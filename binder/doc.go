@@ -9,8 +9,9 @@
 // [API] interface. [NewForClientset] wires both to a client-go
 // kubernetes.Interface and a SharedInformerFactory.
 //
-// [Binder.Run] drives two client-go typed workqueues, one of claims and one
-// of volumes, with a configurable number of workers each (a key is never
+// [Binder.Run] drives two workqueues (client-go's rate-limiting and
+// delaying layers over an inner queue of the Binder's own that lets go of
+// its maps after a burst), one of claims and one of volumes, with a configurable number of workers each (a key is never
 // processed by two workers at once), a rate-limited requeue for syncs that
 // fail (conflicts are retried from fresh state, never re-sent) and a
 // jittered periodic resync of every object. [Binder.SyncClaim] and
@@ -212,7 +213,11 @@
 // The Binder keeps the latest version of every object it has seen, from
 // events and from the API server's answers to its own writes (a
 // cache.Latest), so that the events of its own writes (spec first, then
-// status) find nothing left to do. When the event of a write arrives, the
+// status) find nothing left to do. An event that arrives while the Binder's
+// update of the same object is in flight (before its answer) stores its
+// version but queues nothing yet: when the update answers, an event that
+// was its own is settled, and anything else (a failed update, another
+// version) queues the object as the event would have. When the event of a write arrives, the
 // informer's copy of that version replaces the write's answer in the
 // caches, so that each object is held once. An object learned from a write or a
 // read rather than an event (a provisioned volume's create, a claim

@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volbind/volbind/cache"
 )
 
 // ownWrites holds back the queueing of the events that arrive while the
@@ -47,6 +50,58 @@ func ownVolume(pv *v1.PersistentVolume) ownKey {
 
 func ownClaim(pvc *v1.PersistentVolumeClaim) ownKey {
 	return ownKey{kind: claimQueue, namespace: pvc.Namespace, name: pvc.Name}
+}
+
+// work returns k's queue key.
+func (k ownKey) work() workKey {
+	if k.kind == volumeQueue {
+		return volumeWork(k.name)
+	}
+	return claimWork(cache.ClaimKey(k.namespace, k.name))
+}
+
+// ownUpdate is one of the Binder's updates in flight, from beginUpdate to
+// settle.
+type ownUpdate struct {
+	b     *Binder
+	k     ownKey
+	ended bool
+}
+
+// beginUpdate marks k as being updated. The writer defers abandon, and
+// calls settle once the API has answered.
+func (b *Binder) beginUpdate(k ownKey) ownUpdate {
+	b.own.begin(k)
+	return ownUpdate{b: b, k: k}
+}
+
+// settle ends the update, which answered version if ok, and does what
+// the events counted meanwhile call for: it reports answer (the version
+// written, nil after a failure) to the Observer when the one event was the
+// answer's own, and queues the key when anything else came.
+func (u *ownUpdate) settle(ok bool, answer metav1.Object) {
+	u.ended = true
+	version := ""
+	if ok {
+		version = answer.GetResourceVersion()
+	}
+	switch u.b.own.end(u.k, ok, version) {
+	case ownAnswer:
+		u.b.observe(answer) // the event stored it before the writer
+	case ownQueue:
+		u.b.work.add(u.k.work())
+	}
+}
+
+// abandon ends an update whose API call panicked (an operation's panic is
+// recovered by operations.Map): the key is queued, as the events the call
+// let through would have queued it, and no longer held back.
+func (u *ownUpdate) abandon() {
+	if !u.ended {
+		u.ended = true
+		u.b.own.end(u.k, false, "")
+		u.b.work.add(u.k.work())
+	}
 }
 
 // ownWrite is the state of one key being updated.

@@ -201,3 +201,37 @@ func TestOwnWritesQueueOtherVersions(t *testing.T) {
 		t.Errorf("no sync started from %s, the other writer's version", versionOf(m.meddled))
 	}
 }
+
+// TestOwnUpdateAbandoned: an update whose API call panics (operations.Map
+// recovers an operation's panic) holds back no later event of its key, and
+// queues the key, as the events it let through would have queued it.
+func TestOwnUpdateAbandoned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newPV("pv", "1Gi", boundTo("claim", "uid-claim"), pvPhase(v1.VolumeBound)))
+	reg := prometheus.NewRegistry()
+	b := e.newBinder(Config{Registerer: reg})
+	e.run(b)
+	e.settle(b)
+	before := counterSum(t, reg, "volbind_binder_workqueue_adds_total", "name", "volumes")
+	k := ownVolume(e.volume("pv"))
+	func() {
+		defer func() {
+			if r := recover(); r != "API" {
+				t.Errorf("recovered %v, want the API's panic", r)
+			}
+		}()
+		u := b.beginUpdate(k)
+		defer u.abandon()
+		panic("API")
+	}()
+	if b.own.event(k, "99") {
+		t.Error("an event after the abandoned update is still held back")
+	}
+	if len(b.own.writes) != 0 || b.own.inFlight.Load() != 0 {
+		t.Errorf("after the abandoned update: %d keys, %d in flight; want none", len(b.own.writes), b.own.inFlight.Load())
+	}
+	if got := counterSum(t, reg, "volbind_binder_workqueue_adds_total", "name", "volumes"); got != before+1 {
+		t.Errorf("volume adds = %v after the abandoned update, want %v", got, before+1)
+	}
+	e.settle(b)
+}

@@ -25,72 +25,58 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 // events that arrive before the answer are settled by ownWrites.
 
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	k := ownVolume(pv)
-	b.own.begin(k)
+	u := b.beginUpdate(ownVolume(pv))
+	defer u.abandon()
 	out, err := b.api.UpdateVolume(ctx, pv)
-	return b.wroteVolume(ctx, k, pv, out, err, "update")
+	return b.wroteVolume(ctx, &u, pv, out, err, "update")
 }
 
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	k := ownVolume(pv)
-	b.own.begin(k)
+	u := b.beginUpdate(ownVolume(pv))
+	defer u.abandon()
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
-	return b.wroteVolume(ctx, k, pv, out, err, "update_status")
+	return b.wroteVolume(ctx, &u, pv, out, err, "update_status")
 }
 
 func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	k := ownClaim(pvc)
-	b.own.begin(k)
+	u := b.beginUpdate(ownClaim(pvc))
+	defer u.abandon()
 	out, err := b.api.UpdateClaim(ctx, pvc)
-	return b.wroteClaim(ctx, k, pvc, out, err, "update")
+	return b.wroteClaim(ctx, &u, pvc, out, err, "update")
 }
 
 func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	k := ownClaim(pvc)
-	b.own.begin(k)
+	u := b.beginUpdate(ownClaim(pvc))
+	defer u.abandon()
 	out, err := b.api.UpdateClaimStatus(ctx, pvc)
-	return b.wroteClaim(ctx, k, pvc, out, err, "update_status")
+	return b.wroteClaim(ctx, &u, pvc, out, err, "update_status")
 }
 
-// wroteVolume ends the update k of pv (verb for the metrics), which
+// wroteVolume ends the update u of pv (verb for the metrics), which
 // answered out or err: it keeps the answer, settles the events that came
 // meanwhile, and handles a failure.
-func (b *Binder) wroteVolume(ctx context.Context, k ownKey, pv, out *v1.PersistentVolume, err error, verb string) (*v1.PersistentVolume, error) {
+func (b *Binder) wroteVolume(ctx context.Context, u *ownUpdate, pv, out *v1.PersistentVolume, err error, verb string) (*v1.PersistentVolume, error) {
 	if err != nil {
-		if b.own.end(k, false, "") == ownQueue {
-			b.work.add(volumeWork(pv.Name))
-		}
+		u.settle(false, nil)
 		b.volumeWriteFailed(ctx, pv, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, verb)
 	b.keepWrittenVolume(ctx, out)
-	switch b.own.end(k, true, out.ResourceVersion) {
-	case ownAnswer:
-		b.observe(out) // the event stored it first
-	case ownQueue:
-		b.work.add(volumeWork(pv.Name))
-	}
+	u.settle(true, out)
 	return out, nil
 }
 
 // wroteClaim is wroteVolume for claims.
-func (b *Binder) wroteClaim(ctx context.Context, k ownKey, pvc, out *v1.PersistentVolumeClaim, err error, verb string) (*v1.PersistentVolumeClaim, error) {
+func (b *Binder) wroteClaim(ctx context.Context, u *ownUpdate, pvc, out *v1.PersistentVolumeClaim, err error, verb string) (*v1.PersistentVolumeClaim, error) {
 	if err != nil {
-		if b.own.end(k, false, "") == ownQueue {
-			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
-		}
+		u.settle(false, nil)
 		b.claimWriteFailed(ctx, pvc, err)
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, verb)
 	b.keepWrittenClaim(ctx, out)
-	switch b.own.end(k, true, out.ResourceVersion) {
-	case ownAnswer:
-		b.observe(out)
-	case ownQueue:
-		b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
-	}
+	u.settle(true, out)
 	return out, nil
 }
 
