@@ -24,11 +24,23 @@ const (
 // context with ctx's logger and values, cancelled when Run returns, not
 // when ctx is.
 func (b *Binder) scheduleOperation(ctx context.Context, name string, op func(context.Context) error) {
+	b.scheduleOperationThen(ctx, name, op, nil)
+}
+
+// scheduleOperationThen is scheduleOperation, and then, unless nil, is
+// called with op's error once the operation no longer counts as running
+// (provisioning(claim) is false): a claim queued by then finds its
+// operation over. The Binder is not idle before then has returned.
+func (b *Binder) scheduleOperationThen(ctx context.Context, name string, op func(context.Context) error, then func(error)) {
 	logger := klog.FromContext(ctx)
 	b.work.operationStarted()
-	err := b.ops.Run(ctx, name, func(opCtx context.Context) error {
-		defer b.work.operationDone()
+	err := b.ops.RunThen(ctx, name, func(opCtx context.Context) error {
 		return op(klog.NewContext(opCtx, logger.WithValues("operation", name)))
+	}, func(err error) {
+		defer b.work.operationDone()
+		if then != nil {
+			then(err)
+		}
 	})
 	if err == nil {
 		logger.V(4).Info("Started operation", "operation", name)

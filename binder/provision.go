@@ -55,12 +55,12 @@ func (b *Binder) provisionClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		return nil
 	}
 	namespace, name, uid := claim.Namespace, claim.Name, claim.UID
-	b.scheduleOperation(ctx, operations.ClaimOpName(opProvision, namespace, name, uid), func(ctx context.Context) error {
+	key := cache.ClaimKey(namespace, name)
+	b.scheduleOperationThen(ctx, operations.ClaimOpName(opProvision, namespace, name, uid), func(ctx context.Context) error {
 		claim := b.freshPendingClaim(ctx, namespace, name, uid)
 		if claim == nil {
 			return nil
 		}
-		key := cache.ClaimKey(namespace, name)
 		b.kube.opStarted(key, b.provisionPluginName(class), opProvision)
 		var err error
 		if p == nil {
@@ -71,15 +71,19 @@ func (b *Binder) provisionClaim(ctx context.Context, claim *v1.PersistentVolumeC
 		if countsAsError(ctx, err) {
 			b.kube.opFailed(key)
 		}
+		return err
+	}, func(err error) {
 		if err != nil {
 			// The claim's syncs waited while the operation ran (see
-			// provisioning): let it search again now, for a volume
-			// that became Available meanwhile. (A success queues it
-			// in saveProvisioned; requeuing an operation that ended
-			// without provisioning would loop.)
+			// provisioning): let it search again, for a volume that
+			// became Available meanwhile, now that the operation no
+			// longer counts as running (queued before, its sync could
+			// still find it running and wait again, with nothing to
+			// queue it after). A success queues it in
+			// saveProvisioned; requeuing an operation that ended
+			// without provisioning would loop.
 			b.work.add(claimWork(key))
 		}
-		return err
 	})
 	return nil
 }

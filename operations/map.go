@@ -84,6 +84,9 @@ type mapShard struct {
 	pending map[string]struct{}
 	// failed holds the backoff state of names whose last operation failed.
 	failed map[string]*backoff
+	// finishing counts the operations no longer pending whose then
+	// callback runs: Wait waits for them too.
+	finishing int
 }
 
 // New returns an empty Map configured by cfg. It starts no goroutine.
@@ -141,6 +144,14 @@ func (m *Map) shard(name string) *mapShard {
 // after the first failure and twice as long after each further one, up to
 // MaxDelay. A success forgets the backoff.
 func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context) error) error {
+	return m.RunThen(ctx, name, op, nil)
+}
+
+// RunThen is Run, and then, unless nil, is called with op's error (a
+// *PanicError after a panic) on op's goroutine once name is no longer
+// pending: IsPending reports false and a Run of name is no longer refused
+// as running (it may back off). Wait waits for then to return.
+func (m *Map) RunThen(ctx context.Context, name string, op func(ctx context.Context) error, then func(error)) error {
 	if m.closed.Load() {
 		return ErrShutdown
 	}
@@ -168,7 +179,7 @@ func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context)
 		}
 	}
 	s.mu.Unlock()
-	o := &operation{m: m, s: s, name: name, op: op, parent: ctx}
+	o := &operation{m: m, s: s, name: name, op: op, then: then, parent: ctx}
 	go o.run()
 	return nil
 }
@@ -176,13 +187,14 @@ func (m *Map) Run(ctx context.Context, name string, op func(ctx context.Context)
 // run is the goroutine of one operation.
 func (o *operation) run() {
 	var err error
-	defer o.m.finish(o.s, o.name, &err)
+	defer o.m.finish(o.s, o.name, &err, o.then)
 	err = o.op(o)
 }
 
 // finish records the outcome of the operation under name, turning a panic
-// into a *PanicError. It is deferred by run, so it may recover.
-func (m *Map) finish(s *mapShard, name string, errp *error) {
+// into a *PanicError, and calls then. It is deferred by run, so it may
+// recover.
+func (m *Map) finish(s *mapShard, name string, errp *error, then func(error)) {
 	if r := recover(); r != nil {
 		perr := &PanicError{Name: name, Value: r, Stack: debug.Stack()}
 		m.logger.Error(perr, "Operation panicked", "operation", name, "stack", string(perr.Stack))
@@ -202,8 +214,18 @@ func (m *Map) finish(s *mapShard, name string, errp *error) {
 	case len(s.failed) > 0:
 		delete(s.failed, name)
 	}
-	shardIdle := len(s.pending) == 0
+	if then != nil {
+		s.finishing++
+	}
+	shardIdle := len(s.pending) == 0 && s.finishing == 0
 	s.mu.Unlock()
+	if then != nil {
+		then(err)
+		s.mu.Lock()
+		s.finishing--
+		shardIdle = len(s.pending) == 0 && s.finishing == 0
+		s.mu.Unlock()
+	}
 	// Wait increments waiters before it looks at the shards, so either it
 	// sees this shard idle or this sees it waiting.
 	if shardIdle && m.waiters.Load() > 0 {
@@ -222,7 +244,7 @@ func (m *Map) idleLocked() bool {
 	for i := range m.shards {
 		s := &m.shards[i].Value
 		s.mu.Lock()
-		n := len(s.pending)
+		n := len(s.pending) + s.finishing
 		s.mu.Unlock()
 		if n > 0 {
 			return false

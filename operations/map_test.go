@@ -469,3 +469,39 @@ func TestRunNilContext(t *testing.T) {
 		t.Errorf("Run(nil ctx) started the operation or left it pending")
 	}
 }
+
+// TestRunThen: then gets op's error once the name no longer runs (a Run of
+// it is not refused as running), and Wait waits for then.
+func TestRunThen(t *testing.T) {
+	t.Parallel()
+	m := New(Config{DisableBackoff: true})
+	opErr := errors.New("op failed")
+	release := make(chan struct{})
+	type seen struct {
+		err, rerun error
+	}
+	got := make(chan seen, 1)
+	err := m.RunThen(context.Background(), "a", func(context.Context) error { return opErr }, func(err error) {
+		<-release // Wait must not return while then runs
+		rerun := m.Run(context.Background(), "a", func(context.Context) error { return nil })
+		got <- seen{err: err, rerun: rerun}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- m.Wait(context.Background()) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while then was running")
+	case <-time.After(10 * time.Millisecond): // a bound on a wrong answer, not a wait for an outcome
+	}
+	close(release)
+	s := <-got
+	if !errors.Is(s.err, opErr) || s.rerun != nil {
+		t.Errorf("then saw err %v and a Run of the name %v; want %v and nil", s.err, s.rerun, opErr)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+}

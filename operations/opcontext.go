@@ -21,6 +21,7 @@ type operation struct {
 	s    *mapShard
 	name string
 	op   func(context.Context) error
+	then func(error) // nil: none
 	// parent is the caller's context; only its values are used.
 	parent context.Context
 }
