@@ -492,8 +492,8 @@ func TestRunThen(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- m.Wait(context.Background()) }()
 	select {
-	case <-waited:
-		t.Fatal("Wait returned while then was running")
+	case err := <-waited:
+		t.Fatalf("Wait returned (%v) while then was running", err)
 	case <-time.After(10 * time.Millisecond): // a bound on a wrong answer, not a wait for an outcome
 	}
 	close(release)
