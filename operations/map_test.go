@@ -476,32 +476,36 @@ func TestRunThen(t *testing.T) {
 	t.Parallel()
 	m := New(Config{DisableBackoff: true})
 	opErr := errors.New("op failed")
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	type seen struct {
 		err, rerun error
 	}
 	got := make(chan seen, 1)
 	err := m.RunThen(context.Background(), "a", func(context.Context) error { return opErr }, func(err error) {
-		<-release // Wait must not return while then runs
+		close(started)
+		<-release
 		rerun := m.Run(context.Background(), "a", func(context.Context) error { return nil })
 		got <- seen{err: err, rerun: rerun}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- m.Wait(context.Background()) }()
-	select {
-	case err := <-waited:
-		t.Fatalf("Wait returned (%v) while then was running", err)
-	case <-time.After(10 * time.Millisecond): // a bound on a wrong answer, not a wait for an outcome
+	<-started
+	if m.IsPending("a") {
+		t.Error("the name is still pending while then runs")
+	}
+	// Wait on a cancelled context returns nil only when nothing runs.
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Wait(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait while then runs = %v, want context.Canceled (not idle)", err)
 	}
 	close(release)
 	s := <-got
 	if !errors.Is(s.err, opErr) || s.rerun != nil {
 		t.Errorf("then saw err %v and a Run of the name %v; want %v and nil", s.err, s.rerun, opErr)
 	}
-	if err := <-waited; err != nil {
+	if err := m.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
