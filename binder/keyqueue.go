@@ -69,11 +69,15 @@ const unfinishedWorkPeriod = 500 * time.Millisecond
 // newKeyQueue returns a queue reporting to metrics under name; with a nil
 // provider or an empty name it reports nothing and starts no goroutine,
 // otherwise it starts the one updating the unfinished-work gauges, which
-// ShutDown stops.
-func newKeyQueue(name string, clk clock.WithTicker, metrics workqueue.MetricsProvider) *keyQueue {
+// ShutDown stops. Its queued keys and their order have room for size
+// keys from the start (a hint); the map is made anew once it empties (see
+// dirtyPeak).
+func newKeyQueue(name string, clk clock.WithTicker, metrics workqueue.MetricsProvider, size int) *keyQueue {
 	q := &keyQueue{
 		clock:      clk,
-		dirty:      make(map[string]time.Duration),
+		dirty:      make(map[string]time.Duration, size),
+		dirtyPeak:  size,
+		order:      fifo[string]{items: make([]string, 0, size)},
 		processing: make(map[string]time.Duration),
 		stop:       make(chan struct{}),
 	}

@@ -103,7 +103,7 @@ func TestKeyQueueMatchesClientGo(t *testing.T) {
 func compareWithClientGo(t *testing.T, seed uint64) {
 	fc := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
 	oursM, theirsM := newRecordedMetrics(), newRecordedMetrics()
-	ours := newKeyQueue("q", fc, oursM)
+	ours := newKeyQueue("q", fc, oursM, 0)
 	theirs := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "q", MetricsProvider: theirsM, Clock: fc})
 	rng := rand.New(rand.NewPCG(seed, 7))
 	keys := []string{"a", "b", "c", "d", "e", "f"}
@@ -223,7 +223,7 @@ func equalValues(a, b map[string]float64, skip ...string) bool {
 // made anew once it empties, and a small one is kept.
 func TestKeyQueueLetsGoAfterBurst(t *testing.T) {
 	t.Parallel()
-	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil)
+	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil, 0)
 	defer q.ShutDown()
 	drain := func(n int) {
 		for i := range n {
@@ -248,7 +248,7 @@ func TestKeyQueueLetsGoAfterBurst(t *testing.T) {
 // TestKeyQueueShutDownWithDrain waits for the keys handed out.
 func TestKeyQueueShutDownWithDrain(t *testing.T) {
 	t.Parallel()
-	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil)
+	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil, 0)
 	q.Add("a")
 	k, _ := q.Get()
 	done := make(chan struct{})

@@ -59,13 +59,14 @@ func (q *fifo[T]) Pop() T {
 
 // newWorkqueue returns the rate-limited workqueue of one kind of object,
 // as workqueue.NewTypedRateLimitingQueueWithConfig builds it but on a
-// keyQueue, whose order is a fifo, instead of workqueue.Typed.
-func newWorkqueue(name string, rl workqueue.TypedRateLimiter[string], clk clock.WithTicker, metrics workqueue.MetricsProvider) workqueue.TypedRateLimitingInterface[string] {
+// keyQueue, whose order is a fifo, instead of workqueue.Typed. size is
+// how many keys it is about to be given at once, a hint (see runSizes).
+func newWorkqueue(name string, rl workqueue.TypedRateLimiter[string], clk clock.WithTicker, metrics workqueue.MetricsProvider, size int) workqueue.TypedRateLimitingInterface[string] {
 	if metrics == nil {
 		name = "" // an unnamed queue registers no metrics
 	}
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
-		Name: name, MetricsProvider: metrics, Clock: clk, Queue: newKeyQueue(name, clk, metrics),
+		Name: name, MetricsProvider: metrics, Clock: clk, Queue: newKeyQueue(name, clk, metrics, size),
 	})
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
 		Name: name, MetricsProvider: metrics, Clock: clk, DelayingQueue: delaying,

@@ -54,6 +54,13 @@ func newWaitingClaims() waitingClaims {
 	}
 }
 
+// grow makes room for n waiting claims (Run queues every claim at once).
+func (wc *waitingClaims) grow(n int) {
+	if len(wc.claims) == 0 {
+		wc.claims = make(map[string]waitingClaim, n)
+	}
+}
+
 // queued records that the claim with key is in the claim queue, as w when
 // ok (see waitingFor); otherwise it is forgotten.
 func (wc *waitingClaims) queued(key string, w waitingClaim, ok bool) {

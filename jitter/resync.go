@@ -3,9 +3,11 @@ package jitter
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +155,27 @@ func (r *Resync[T]) Add(key T) {
 	select {
 	case r.kick <- struct{}{}:
 	default:
+	}
+}
+
+// Grow makes room for n more keys, as a map's size hint does, so that a
+// bulk of Adds (a controller registering every object it knows when it
+// starts) does not regrow the registry one key at a time. It changes no
+// key's offset and does nothing when n is smaller than the keys
+// registered already.
+func (r *Resync[T]) Grow(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n < len(r.keys) || n <= 0 {
+		return
+	}
+	grown := make(map[T]place, len(r.keys)+n)
+	maps.Copy(grown, r.keys)
+	r.keys = grown
+	// Add spreads keys evenly: no slot holds more than ⌈keys/slots⌉.
+	per := (len(r.keys)+n)/r.slots + 1
+	for i, keys := range r.slot {
+		r.slot[i] = slices.Grow(keys, per-len(keys))
 	}
 }
 

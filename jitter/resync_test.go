@@ -212,9 +212,9 @@ func TestResyncOffsetsBalancedAndStable(t *testing.T) {
 	}
 }
 
-// slices counts enqueues in [0, period) per 1/n of the period and returns
+// periodSlices counts enqueues in [0, period) per 1/n of the period and returns
 // the counts and the busiest count over the mean.
-func slices(adds []enqueue, period time.Duration, n int) ([]int, float64) {
+func periodSlices(adds []enqueue, period time.Duration, n int) ([]int, float64) {
 	counts := make([]int, n)
 	total := 0
 	for _, a := range adds {
@@ -271,7 +271,7 @@ func TestResyncFlat(t *testing.T) {
 				t.Fatalf("%d enqueues of %d distinct keys in two periods, want each of %d keys once per period",
 					len(adds), len(seen), tc.keys)
 			}
-			counts, ratio := slices(adds, period, 100)
+			counts, ratio := periodSlices(adds, period, 100)
 			t.Logf("busiest slice %.3f × mean; counts %v", ratio, counts)
 			if ratio > 1.2 || ratio > tc.bound+1e-9 {
 				t.Errorf("busiest slice gets %.3f × the mean, want at most 1.2 (bound %.2f)", ratio, tc.bound)
@@ -288,7 +288,7 @@ func TestPlainHashIsNotFlat(t *testing.T) {
 	for _, k := range keyNames("default/claim", 10_000) {
 		adds = append(adds, enqueue{at: time.Duration(StringHash(k) % uint64(period)), key: k})
 	}
-	if _, ratio := slices(adds, period, 100); ratio <= 1.2 {
+	if _, ratio := periodSlices(adds, period, 100); ratio <= 1.2 {
 		t.Errorf("plain hash offsets give a busiest slice of %.3f × the mean, want > 1.2", ratio)
 	} else {
 		t.Logf("plain hash: busiest slice %.3f × the mean", ratio)

@@ -36,23 +36,33 @@ func BenchmarkBindingWrites(b *testing.B) {
 		if shared {
 			name = "results=shared"
 		}
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			var s *bindertest.Server
-			var pvs []*v1.PersistentVolume
-			var pvcs []*v1.PersistentVolumeClaim
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if i%storeSize == 0 {
-					b.StopTimer()
-					s, pvs, pvcs = seededPairs(b, bindertest.Config{SharedResults: shared}, storeSize)
-					b.StartTimer()
-				}
-				bindPair(ctx, b, s, pvs[i%storeSize], pvcs[i%storeSize])
-				i++
-			}
-		})
+		for _, n := range []int{1_000, storeSize, 100_000} {
+			b.Run(fmt.Sprintf("%s/pairs=%d", name, n), func(b *testing.B) {
+				benchmarkBindingWrites(b, bindertest.Config{SharedResults: shared}, n)
+			})
+		}
+	}
+}
+
+// benchmarkBindingWrites binds pairs on servers of n seeded pairs, a new
+// server every n bindings, so that the figure is the cost of a binding
+// among n pairs (the root BenchmarkBinderBindAll's sizes): what grows
+// with n here grows for any client of the API, a Binder included.
+func benchmarkBindingWrites(b *testing.B, cfg bindertest.Config, n int) {
+	ctx := context.Background()
+	var s *bindertest.Server
+	var pvs []*v1.PersistentVolume
+	var pvcs []*v1.PersistentVolumeClaim
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i%n == 0 {
+			b.StopTimer()
+			s, pvs, pvcs = seededPairs(b, cfg, n)
+			b.StartTimer()
+		}
+		bindPair(ctx, b, s, pvs[i%n], pvcs[i%n])
+		i++
 	}
 }
 

@@ -2,6 +2,7 @@ package bindertest
 
 import (
 	"context"
+	"maps"
 	goruntime "runtime"
 	"sync"
 
@@ -53,18 +54,25 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 		return err
 	}
 
+	perKind := make(map[Kind]int)
+	for _, it := range items {
+		perKind[it.kind]++
+	}
 	s.mu.Lock()
-	seen := make(map[Kind]map[string]bool)
+	seen := make(map[Kind]map[string]bool, len(perKind))
+	for kind, n := range perKind {
+		seen[kind] = make(map[string]bool, n)
+	}
 	for _, it := range items {
 		_, taken := s.objs[it.kind][it.key]
 		if taken || seen[it.kind][it.key] {
 			s.mu.Unlock()
 			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
 		}
-		if seen[it.kind] == nil {
-			seen[it.kind] = make(map[string]bool)
-		}
 		seen[it.kind][it.key] = true
+	}
+	for kind, n := range perKind {
+		s.reserveLocked(kind, n)
 	}
 	var queued bool
 	for _, it := range items {
@@ -88,6 +96,25 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 	}
 	return nil
 }
+
+// reserveLocked makes room in the store of kind for n more objects at
+// once when they are at least as many as it holds: a store grown one
+// insert at a time moves each object about twice as its map grows, and
+// at a million objects that growth took 2.7 s of CPU of a simulate run
+// (2 cores); copying what is stored moves each stored object once.
+func (s *Server) reserveLocked(kind Kind, n int) {
+	old := s.objs[kind]
+	if n < minReserve || n < len(old) {
+		return
+	}
+	grown := make(map[string]object, len(old)+n)
+	maps.Copy(grown, old)
+	s.objs[kind] = grown
+}
+
+// minReserve is the smallest seed of one kind that reserveLocked makes
+// room for beforehand.
+const minReserve = 1024
 
 // seedItem is an object prepared for a seed: its kind, store key and the
 // version to store.
