@@ -37,8 +37,8 @@ type keyQueue struct {
 	// that are not being processed.
 	order fifo[string]
 	// dirty holds the keys added and not taken yet, with the time of the
-	// add that queued each (see now); dirtyPeak is the most it held since
-	// it was last made.
+	// add that queued each (see now); dirtyPeak is the most it held, or
+	// was made for, since it was last made.
 	dirty     map[string]time.Duration
 	dirtyPeak int
 	// processing holds the keys taken and not done yet, with the time

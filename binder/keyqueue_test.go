@@ -245,6 +245,25 @@ func TestKeyQueueLetsGoAfterBurst(t *testing.T) {
 	}
 }
 
+// TestKeyQueueMadeForBurstLetsGo: a queue made for a burst (Run's size
+// hint) lets go of that map once it empties, even after fewer keys.
+func TestKeyQueueMadeForBurstLetsGo(t *testing.T) {
+	t.Parallel()
+	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil, 10*keepQueuedKeys)
+	defer q.ShutDown()
+	big := reflect.ValueOf(q.dirty).UnsafePointer()
+	for _, k := range []string{"a", "b"} {
+		q.Add(k)
+	}
+	for range 2 {
+		k, _ := q.Get()
+		q.Done(k)
+	}
+	if reflect.ValueOf(q.dirty).UnsafePointer() == big || q.dirtyPeak != 0 || q.order.items != nil && cap(q.order.items) > fifoKeepCap {
+		t.Errorf("emptied queue made for %d keys kept its map (peak %d) or its order (cap %d)", 10*keepQueuedKeys, q.dirtyPeak, cap(q.order.items))
+	}
+}
+
 // TestKeyQueueShutDownWithDrain waits for the keys handed out.
 func TestKeyQueueShutDownWithDrain(t *testing.T) {
 	t.Parallel()

@@ -81,9 +81,10 @@ type tracker struct {
 	mu       sync.Mutex
 	queued   map[workKey]struct{}
 	retrying map[workKey]struct{}
-	// queuedPeak is the most keys queued held since it was last made; a
-	// map does not shrink, so queued is made anew when it empties after a
-	// burst (Run queues every object of a cluster at once).
+	// queuedPeak is the most keys queued held, or was made for (see
+	// start), since it was last made; a map does not shrink, so queued is
+	// made anew when it empties after a burst (Run queues every object of
+	// a cluster at once).
 	queuedPeak int
 	// inflight counts running syncs; operating counts operations started
 	// and not returned yet.
