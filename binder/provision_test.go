@@ -532,9 +532,16 @@ func TestFailedProvisioningSearchesAgain(t *testing.T) {
 	if _, err := e.srv.CreateVolume(e.ctx, newPV("pv0", "1Gi", pvClass("gold"))); err != nil {
 		t.Fatal(err)
 	}
+	// Available for the Binder: in its index, which the claim's sync
+	// searches. The API has the version a moment before (the answer to
+	// the Binder's write is still on its way): a sync in that moment
+	// finds no candidate, as Kubernetes' would, and waits for its resync.
 	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, wait.ForeverTestTimeout, true,
-		func(context.Context) (bool, error) { return e.volume("pv0").Status.Phase == v1.VolumeAvailable, nil }); err != nil {
-		t.Fatalf("pv0 never became Available: %v", err)
+		func(context.Context) (bool, error) {
+			pv, ok := b.store.index.Get("pv0")
+			return ok && pv.Status.Phase == v1.VolumeAvailable, nil
+		}); err != nil {
+		t.Fatalf("pv0 never became Available in the Binder's index: %v", err)
 	}
 	close(p.gate)
 	e.quiesce(b)
