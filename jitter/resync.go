@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -63,10 +62,16 @@ type Resync[T comparable] struct {
 	// than it planned.
 	kick chan struct{}
 	// wake is when Run next enqueues (ns since the epoch), as it last
-	// planned it; math.MaxInt64 while Run does not run. See Due.
+	// planned it; made until the first Run plans, math.MaxInt64 once a
+	// Run has returned. See Due.
 	wake atomic.Int64
-	// runMu is held by Run: one Run at a time.
+	// made is when NewResync made the Resync (ns since the epoch): the
+	// first Run counts the periods from then.
+	made int64
+	// runMu is held by Run: one Run at a time; ran, under it, says a
+	// Run has started.
 	runMu sync.Mutex
+	ran   bool
 	// enqMu is held by Run while it hands a batch of keys to the queue.
 	// Remove takes it after removing its key, so that once Remove
 	// returns the key is never enqueued again.
@@ -124,7 +129,8 @@ func NewResync[T comparable](add func(T), hash func(T) uint64, cfg ResyncConfig)
 		r.clock = clock.RealClock{}
 	}
 	r.slot = make([][]T, r.slots)
-	r.wake.Store(math.MaxInt64)
+	r.made = r.clock.Now().UnixNano()
+	r.wake.Store(r.made)
 	return r, nil
 }
 
@@ -208,8 +214,12 @@ func (r *Resync[T]) Remove(key T) {
 
 // Due reports whether Run has an enqueue planned at or before now that it
 // has not made yet: its timer is due (a fake clock was stepped) and Run
-// has not woken up yet. It is false while Run does not run. A key added
-// to a slot before the planned one is seen once Run has been kicked.
+// has not woken up yet. From NewResync until the first Run has planned,
+// it is true: that Run enqueues what became due since the Resync was made
+// (see Run), so a caller waiting for Due to turn false (a quiescence wait
+// on a fake clock) waits for the Run goroutine to have started. It is
+// false once a Run has returned. A key added to a slot before the planned
+// one is seen once Run has been kicked.
 func (r *Resync[T]) Due(now time.Time) bool {
 	return r.wake.Load() <= now.UnixNano()
 }

@@ -12,8 +12,11 @@ import (
 
 // Run enqueues the registered keys, each once per period at its offset,
 // until ctx is done. It blocks, runs no other goroutine and returns when
-// ctx is done. Keys whose offset in the current period has passed when
-// Run starts are first enqueued in the next period. If Run is woken late
+// ctx is done. Keys whose offset in the current period had passed when
+// the Resync was made (for a later Run: when that Run starts) are first
+// enqueued in the next period; a first Run that starts late (a fake clock
+// stepped before its goroutine ran) enqueues at once what became due
+// since the Resync was made, as if it had started then. If Run is woken late
 // (a slow machine, a fake clock stepped far), it enqueues the keys it
 // missed at once, but each key at most once per missed period's worth of
 // slots. A second Run waits until the first returns.
@@ -40,6 +43,9 @@ func (r *Resync[T]) Run(ctx context.Context) {
 	default:
 	}
 	start := r.clock.Now().UnixNano()
+	if !r.ran {
+		r.ran, start = true, min(start, r.made)
+	}
 	next := r.absSlot(start) // the next slot to enqueue
 	if r.slotTime(next) < start {
 		next++
@@ -53,14 +59,8 @@ func (r *Resync[T]) Run(ctx context.Context) {
 		}
 		wake := r.nextWake(next, &pending)
 		r.wake.Store(wake)
-		d := time.Duration(wake - r.clock.Now().UnixNano())
-		if d <= 0 {
+		if !r.arm(&timer, wake) {
 			continue
-		}
-		if timer == nil {
-			timer = r.clock.NewTimer(d)
-		} else {
-			timer.Reset(d)
 		}
 		select {
 		case <-ctx.Done():
@@ -71,6 +71,39 @@ func (r *Resync[T]) Run(ctx context.Context) {
 				<-timer.C()
 			}
 		case <-timer.C():
+		}
+	}
+}
+
+// armSlack is how far the clock may move while Run arms its timer before
+// arm arms it again: a real clock moves microseconds, a fake one stepped by
+// another goroutine at that moment moves by the step.
+const armSlack = time.Millisecond
+
+// arm sets *timer (made on first use) to fire at wake and reports whether
+// Run must wait for it: false when wake has passed already. A timer armed
+// for the duration until wake fires late by what the clock moved between
+// reading it and arming; had a fake clock been stepped just then, Due
+// would report wake as due while the timer waited for a later step, and a
+// quiescence wait would wait for ever. So it arms again until the clock
+// did not move meanwhile (by more than armSlack).
+func (r *Resync[T]) arm(timer *clock.Timer, wake int64) bool {
+	for {
+		now := r.clock.Now().UnixNano()
+		d := time.Duration(wake - now)
+		if d <= 0 {
+			return false
+		}
+		if *timer == nil {
+			*timer = r.clock.NewTimer(d)
+		} else {
+			(*timer).Reset(d)
+		}
+		if time.Duration(r.clock.Now().UnixNano()-now) < armSlack {
+			return true
+		}
+		if !(*timer).Stop() {
+			<-(*timer).C()
 		}
 	}
 }

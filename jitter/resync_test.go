@@ -502,8 +502,8 @@ func TestResyncDue(t *testing.T) {
 	const period = 10 * time.Second
 	r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: 10})
 	r.Add("pv1")
-	if r.Due(fc.Now().Add(2 * period)) {
-		t.Errorf("Due before Run = true, want false")
+	if !r.Due(fc.Now()) {
+		t.Errorf("Due before the first Run = false, want true (its Run has to start)")
 	}
 	stop := startResync(t, r)
 	pollUntil(t, "Run waits", fc.HasWaiters)
@@ -520,4 +520,31 @@ func TestResyncDue(t *testing.T) {
 	if r.Due(fc.Now().Add(2 * period)) {
 		t.Errorf("Due after Run returned = true, want false")
 	}
+}
+
+// TestResyncFirstRunStartsLate: a clock stepped a period between NewResync
+// and the start of Run's goroutine (a Binder's Run starts its resyncs in
+// goroutines that a loaded machine may run late) loses no enqueue: Due
+// stays true until Run has started, and Run enqueues the key at once,
+// without another step; a second Run counts from its own start.
+func TestResyncFirstRunStartsLate(t *testing.T) {
+	const period = 10 * time.Second
+	r, fc, q := newFakeResync(t, ResyncConfig{Period: period, Slots: 10})
+	r.Add("pv1")
+	fc.Step(period)
+	if !r.Due(fc.Now()) {
+		t.Fatalf("Due after a period stepped before Run = false, want true")
+	}
+	stop := startResync(t, r)
+	pollUntil(t, "pv1 enqueued without another step", func() bool { return len(q.snapshot()) == 1 })
+	pollUntil(t, "Due false once Run planned", func() bool { return !r.Due(fc.Now()) })
+	stop()
+
+	fc.Step(period)
+	stop = startResync(t, r)
+	pollUntil(t, "the second Run waits", fc.HasWaiters)
+	if n := len(q.snapshot()); n != 1 {
+		t.Errorf("%d enqueues after a second Run started a period late, want 1 (it counts from its start)", n)
+	}
+	stop()
 }
