@@ -178,6 +178,9 @@ func (r *Resync[T]) Grow(n int) {
 	grown := make(map[T]place, len(r.keys)+n)
 	maps.Copy(grown, r.keys)
 	r.keys = grown
+	if n < r.slots {
+		return // most slots get no key or one: growing each would cost more
+	}
 	// Add spreads keys evenly: no slot holds more than ⌈keys/slots⌉.
 	per := (len(r.keys)+n)/r.slots + 1
 	for i, keys := range r.slot {

@@ -27,6 +27,7 @@ func TestResyncGrow(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("ns/claim-%d", i)
 	}
+	grown.Grow(5) // fewer than the slots: the key map only
 	grown.Grow(400)
 	for i, k := range keys {
 		switch i {
@@ -93,7 +94,7 @@ func TestResyncArmsAtWake(t *testing.T) {
 	r.Add("pv1")
 	off := r.Offset("pv1")
 	if off <= 2*time.Second {
-		t.Skipf("pv1's offset %v leaves no room for the step; pick another key", off)
+		t.Fatalf("pv1's offset %v leaves no room for the 1s step; pick another key", off)
 	}
 	stop := startResync(t, r)
 	pollUntil(t, "Run waits", fc.HasWaiters)
