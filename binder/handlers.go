@@ -65,7 +65,7 @@ func (b *Binder) volumeChanged(obj any) {
 	if !ok || pv == nil {
 		return
 	}
-	stored, err := b.store.storeVolume(pv)
+	stored, added, err := b.store.storeVolumeAdded(pv)
 	if err != nil {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
@@ -83,7 +83,11 @@ func (b *Binder) volumeChanged(obj any) {
 		return
 	}
 	wk := volumeWork(pv.Name)
-	b.work.track(wk)
+	if added {
+		// Registered once per name (a name in the cache is registered;
+		// see volumeDeleted for the other half of that).
+		b.work.track(wk)
+	}
 	if b.own.event(ownVolume(pv), pv.ResourceVersion) {
 		return // the update in flight settles it
 	}
@@ -101,7 +105,7 @@ func (b *Binder) volumeDeleted(obj any) {
 	if gone {
 		// Unless a volume re-created under the name is held: its
 		// resync and hold are its own.
-		b.work.forget(volumeWork(pv.Name))
+		b.forgetVolume(pv.Name)
 		b.avail.volumeGone(pv.Name)
 	} else {
 		b.work.add(volumeWork(pv.Name)) // its verification read
@@ -117,12 +121,34 @@ func (b *Binder) volumeDeleted(obj any) {
 	}
 }
 
+// forgetVolume stops the resync of a volume the store dropped. A name is
+// registered once, when the store adds it (volumeChanged, keepVolume), so
+// a volume re-created under the name that a worker cached between the
+// deletion and this call, and registered while the old one still was, is
+// registered again.
+func (b *Binder) forgetVolume(name string) {
+	wk := volumeWork(name)
+	b.work.forget(wk)
+	if _, ok := b.store.volume(name); ok {
+		b.work.track(wk)
+	}
+}
+
+// forgetClaim is forgetVolume for claims.
+func (b *Binder) forgetClaim(key string) {
+	wk := claimWork(key)
+	b.work.forget(wk)
+	if _, ok := b.store.claim(key); ok {
+		b.work.track(wk)
+	}
+}
+
 func (b *Binder) claimChanged(obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok || pvc == nil {
 		return
 	}
-	stored, err := b.store.storeClaim(pvc)
+	stored, added, err := b.store.storeClaimAdded(pvc)
 	if err != nil {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
@@ -135,7 +161,9 @@ func (b *Binder) claimChanged(obj any) {
 		return
 	}
 	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
-	b.work.track(wk)
+	if added {
+		b.work.track(wk)
+	}
 	if b.own.event(ownClaim(pvc), pvc.ResourceVersion) {
 		return // the update in flight settles it
 	}
@@ -152,7 +180,7 @@ func (b *Binder) claimDeleted(obj any) {
 	b.releaseHold(key, pvc.UID)
 	if gone {
 		b.kube.opForget(key)
-		b.work.forget(claimWork(key))
+		b.forgetClaim(key)
 		b.avail.claimGone(key)
 	} else {
 		b.work.add(claimWork(key)) // its verification read

@@ -111,6 +111,14 @@ func buriedLocked(tombs map[string]tombstone, key string, rv uint64) bool {
 // than its deletion, and reports whether it did. Valid volumes go into the
 // index; malformed ones are kept out of it.
 func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
+	stored, _, err := s.storeVolumeAdded(pv)
+	return stored, err
+}
+
+// storeVolumeAdded is storeVolume that also reports whether the name was
+// not cached before: the event handlers register a volume's resync only
+// then (a registration that finds the name was a cache miss per event).
+func (s *store) storeVolumeAdded(pv *v1.PersistentVolume) (stored, added bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.storeVolumeLocked(pv, false)
@@ -120,16 +128,17 @@ func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 func (s *store) learnVolume(pv *v1.PersistentVolume) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.storeVolumeLocked(pv, true)
+	stored, _, err := s.storeVolumeLocked(pv, true)
+	return stored, err
 }
 
-func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (bool, error) {
+func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (stored, added bool, err error) {
 	if buriedLocked(s.volumeTombs, pv.Name, version(pv.ResourceVersion)) {
-		return false, nil
+		return false, false, nil
 	}
-	stored, err := s.volumes.Store(pv)
+	stored, added, err = s.volumes.StoreAdded(pv)
 	if !stored || err != nil {
-		return false, err
+		return false, false, err
 	}
 	if validateVolume(pv) == nil {
 		s.index.Upsert(pv)
@@ -137,7 +146,7 @@ func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (bool, err
 		s.index.Delete(pv.Name)
 	}
 	setLearnedLocked(s.learnedVolumes, pv.Name, read)
-	return true, nil
+	return true, added, nil
 }
 
 // setLearnedLocked records whether the version just stored under key was
@@ -228,6 +237,12 @@ func burial[T metav1.Object](deleted, cached T, ok bool) (rv uint64, forget bool
 
 // storeClaim is storeVolume for claims.
 func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
+	stored, _, err := s.storeClaimAdded(pvc)
+	return stored, err
+}
+
+// storeClaimAdded is storeVolumeAdded for claims.
+func (s *store) storeClaimAdded(pvc *v1.PersistentVolumeClaim) (stored, added bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.storeClaimLocked(pvc, false)
@@ -237,19 +252,20 @@ func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.storeClaimLocked(pvc, true)
+	stored, _, err := s.storeClaimLocked(pvc, true)
+	return stored, err
 }
 
-func (s *store) storeClaimLocked(pvc *v1.PersistentVolumeClaim, read bool) (bool, error) {
+func (s *store) storeClaimLocked(pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	if buriedLocked(s.claimTombs, key, version(pvc.ResourceVersion)) {
-		return false, nil
+		return false, false, nil
 	}
-	stored, err := s.claims.Store(pvc)
+	stored, added, err = s.claims.StoreAdded(pvc)
 	if stored {
 		setLearnedLocked(s.learnedClaims, key, read)
 	}
-	return stored, err
+	return stored, added, err
 }
 
 // shareClaim is shareVolume for claims.

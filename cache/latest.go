@@ -66,9 +66,20 @@ func (c *Latest[T]) shardOf(name string) *lockedMap[string, map[string]T] {
 // unchanged. The pointer is stored as given: the caller must not mutate obj
 // afterwards.
 func (c *Latest[T]) Store(obj T) (stored bool, err error) {
+	stored, _, err = c.StoreAdded(obj)
+	return stored, err
+}
+
+// StoreAdded is Store that also reports whether obj's key was not stored
+// before (added implies stored). A controller that registers every key
+// once, for a periodic resync or a metric, does it only when added is
+// true instead of on every event: at 100,000 objects each registration
+// that finds its key already there is a cache miss (the Binder's resync
+// lookups were 5 % of its binding path's CPU).
+func (c *Latest[T]) StoreAdded(obj T) (stored, added bool, err error) {
 	_, rv, err := objectVersion(c.description, obj)
 	if err != nil {
-		return false, fmt.Errorf("cache: store: %w", err)
+		return false, false, fmt.Errorf("cache: store: %w", err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
 	sh := c.shardOf(name)
@@ -87,14 +98,14 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 		// Stored objects were checked when they were stored, so their
 		// versions parse; re-parsing saves 8 bytes per object.
 		if oldRV, _ := ParseVersion(old.GetResourceVersion()); rv <= oldRV {
-			return false, nil
+			return false, false, nil
 		}
 	}
 	names[name] = obj
 	if !ok {
 		c.n.Add(1)
 	}
-	return true, nil
+	return true, !ok, nil
 }
 
 // Share replaces the stored object of obj's key with obj when both have the

@@ -151,6 +151,39 @@ func TestLatestStoresPointers(t *testing.T) {
 	}
 }
 
+// TestLatestStoreAdded checks that StoreAdded reports a key as added only
+// when it was not stored: not for a newer version, a stale one or a bad
+// one, and again once the key was deleted.
+func TestLatestStoreAdded(t *testing.T) {
+	c := NewLatest[*v1.PersistentVolumeClaim]()
+	steps := []struct {
+		name                  string
+		pvc                   *v1.PersistentVolumeClaim
+		wantStored, wantAdded bool
+		wantErr               error
+		deleteFirst           bool
+	}{
+		{name: "new key", pvc: newPVC("ns", "a", "5"), wantStored: true, wantAdded: true},
+		{name: "newer version", pvc: newPVC("ns", "a", "6"), wantStored: true},
+		{name: "stale version", pvc: newPVC("ns", "a", "4")},
+		{name: "same name, other namespace", pvc: newPVC("other", "a", "1"), wantStored: true, wantAdded: true},
+		{name: "bad version of a new key", pvc: newPVC("ns", "b", "x"), wantErr: ErrInvalidVersion},
+		{name: "re-added after delete", pvc: newPVC("ns", "a", "9"), wantStored: true, wantAdded: true, deleteFirst: true},
+	}
+	for _, st := range steps {
+		if st.deleteFirst {
+			c.Delete("ns/a")
+		}
+		stored, added, err := c.StoreAdded(st.pvc)
+		if stored != st.wantStored || added != st.wantAdded || !errors.Is(err, st.wantErr) {
+			t.Errorf("%s: StoreAdded = %v, %v, %v; want %v, %v, %v", st.name, stored, added, err, st.wantStored, st.wantAdded, st.wantErr)
+		}
+	}
+	if n := c.Len(); n != 2 {
+		t.Errorf("Len = %d, want 2", n)
+	}
+}
+
 // TestLatestShare checks that Share swaps in another copy of the stored
 // version, and only of that version.
 func TestLatestShare(t *testing.T) {

@@ -124,7 +124,9 @@ func (ix *Index) Upsert(pv *v1.PersistentVolume) {
 		return
 	}
 	if old != nil {
-		ix.removeLocked(old)
+		// addLocked overwrites the name's entry: deleting it first cost
+		// a second lookup of a large map per bound volume.
+		ix.unlinkLocked(old)
 	}
 	ix.addLocked(&record{pv: pv, derived: d})
 }
@@ -213,6 +215,11 @@ func (ix *Index) addLocked(r *record) {
 
 func (ix *Index) removeLocked(r *record) {
 	delete(ix.byName, r.key.name)
+	ix.unlinkLocked(r)
+}
+
+// unlinkLocked removes r from everything but byName.
+func (ix *Index) unlinkLocked(r *record) {
 	ix.sets[r.modes]--
 	if r.hasClaim() {
 		claim := r.claim()
