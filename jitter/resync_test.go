@@ -304,6 +304,10 @@ func TestResyncAddRemoveWhileRunning(t *testing.T) {
 	for _, k := range keys {
 		r.Add(k)
 	}
+	// Run's timer, armed for the empty registry, lets drive step at
+	// once: wait until Run has planned for the keys (on one CPU the steps
+	// ran before Run, which then enqueued a whole period's keys at 10s).
+	pollUntil(t, "Run plans the added keys", func() bool { return r.wake.Load() < int64(period) && fc.HasWaiters() })
 	drive(t, fc, period, period/100)
 	removeAt := fc.Since(q.start)
 	for _, k := range keys[:25] {
