@@ -3,17 +3,16 @@ package binder
 import (
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
-// An object the Binder learned from its own write or read, before any
-// event, is resynced like one learned from an event: the write tracks it,
-// and the event of the same version that comes later (not newer, so only
-// the informer's copy is swapped in) need not.
-func TestObjectsLearnedFromWritesAreResynced(t *testing.T) {
-	t.Parallel()
+// runUnregistered runs, on a server holding volume pv and claim claim, a
+// Binder that is not registered with the server (no event reaches it but
+// the ones a test hands its handlers), and returns both objects as stored.
+func runUnregistered(t *testing.T) (*env, *Binder, *v1.PersistentVolume, *v1.PersistentVolumeClaim) {
+	t.Helper()
 	e := newEnv(t, newPV("pv", "1Gi"), newPVC("claim", "5Gi"))
-	// Not registered with the server: no event reaches this Binder but
-	// the ones the test hands its handlers.
 	b, err := New(newResultCheck(t, e.srv), Config{Clock: e.fc, ResyncPeriod: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +26,16 @@ func TestObjectsLearnedFromWritesAreResynced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, b, pv, pvc
+}
+
+// An object the Binder learned from its own write or read, before any
+// event, is resynced like one learned from an event: the write tracks it,
+// and the event of the same version that comes later (not newer, so only
+// the informer's copy is swapped in) need not.
+func TestObjectsLearnedFromWritesAreResynced(t *testing.T) {
+	t.Parallel()
+	e, b, pv, pvc := runUnregistered(t)
 	b.keepVolume(e.ctx, pv)
 	b.keepClaim(e.ctx, pvc)
 	b.VolumeHandler().OnAdd(pv, false)
@@ -49,13 +58,7 @@ func TestObjectsLearnedFromWritesAreResynced(t *testing.T) {
 // a worker while the deletion was handled stays registered.
 func TestEventsRegisterResyncOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, newPV("pv", "1Gi"), newPVC("claim", "5Gi"))
-	// Not registered with the server: the test hands the events.
-	b, err := New(newResultCheck(t, e.srv), Config{Clock: e.fc, ResyncPeriod: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.run(b)
+	e, b, pv, pvc := runUnregistered(t)
 	rs := b.work.run.Load()
 	registered := func(step string, wantPV, wantClaim bool) {
 		t.Helper()
@@ -66,14 +69,6 @@ func TestEventsRegisterResyncOnce(t *testing.T) {
 			t.Errorf("%s: claim registered = %v, want %v", step, got, wantClaim)
 		}
 	}
-	pv, err := e.srv.GetVolume(e.ctx, "pv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pvc, err := e.srv.GetClaim(e.ctx, ns, "claim")
-	if err != nil {
-		t.Fatal(err)
-	}
 	registered("before any event", false, false)
 	b.VolumeHandler().OnAdd(pv, false)
 	b.ClaimHandler().OnAdd(pvc, false)
@@ -81,7 +76,8 @@ func TestEventsRegisterResyncOnce(t *testing.T) {
 
 	pv2 := pv.DeepCopy()
 	pv2.Labels = map[string]string{"updated": "yes"}
-	if pv2, err = e.srv.UpdateVolume(e.ctx, pv2); err != nil {
+	pv2, err := e.srv.UpdateVolume(e.ctx, pv2)
+	if err != nil {
 		t.Fatal(err)
 	}
 	pvc2 := pvc.DeepCopy()
