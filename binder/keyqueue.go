@@ -131,6 +131,22 @@ func (q *keyQueue) Add(key string) {
 	q.cond.Signal()
 }
 
+// has reports whether key is queued: added and not taken yet (a key
+// added again while it is being processed is queued).
+func (q *keyQueue) has(key string) bool {
+	q.mu.Lock()
+	_, ok := q.dirty[key]
+	q.mu.Unlock()
+	return ok
+}
+
+// busy reports whether a key is queued or being processed.
+func (q *keyQueue) busy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.dirty) > 0 || len(q.processing) > 0
+}
+
 // Len returns the number of keys waiting to be handed out.
 func (q *keyQueue) Len() int {
 	q.mu.Lock()

@@ -61,14 +61,16 @@ func (q *fifo[T]) Pop() T {
 // as workqueue.NewTypedRateLimitingQueueWithConfig builds it but on a
 // keyQueue, whose order is a fifo, instead of workqueue.Typed. size is
 // how many keys it is about to be given at once, a hint (see runSizes).
-func newWorkqueue(name string, rl workqueue.TypedRateLimiter[string], clk clock.WithTicker, metrics workqueue.MetricsProvider, size int) workqueue.TypedRateLimitingInterface[string] {
+// It also returns the keyQueue, which the tracker asks what is queued.
+func newWorkqueue(name string, rl workqueue.TypedRateLimiter[string], clk clock.WithTicker, metrics workqueue.MetricsProvider, size int) (workqueue.TypedRateLimitingInterface[string], *keyQueue) {
 	if metrics == nil {
 		name = "" // an unnamed queue registers no metrics
 	}
+	keys := newKeyQueue(name, clk, metrics, size)
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
-		Name: name, MetricsProvider: metrics, Clock: clk, Queue: newKeyQueue(name, clk, metrics, size),
+		Name: name, MetricsProvider: metrics, Clock: clk, Queue: keys,
 	})
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
 		Name: name, MetricsProvider: metrics, Clock: clk, DelayingQueue: delaying,
-	})
+	}), keys
 }
