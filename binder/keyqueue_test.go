@@ -287,3 +287,34 @@ func TestKeyQueueShutDownWithDrain(t *testing.T) {
 	q.Done(k)
 	<-done
 }
+
+// TestKeyQueueHasAndBusy: what the tracker reads for quiescence and for
+// the waiting claims — a key is queued from its add until a worker takes
+// it, and again when added while it is processed; the queue is busy until
+// the last key taken is done.
+func TestKeyQueueHasAndBusy(t *testing.T) {
+	t.Parallel()
+	q := newKeyQueue("", testingclock.NewFakeClock(time.Unix(0, 0)), nil, 0)
+	defer q.ShutDown()
+	check := func(step string, wantHas, wantBusy bool) {
+		t.Helper()
+		if got := q.has("a"); got != wantHas {
+			t.Errorf("%s: has(a) = %v, want %v", step, got, wantHas)
+		}
+		if got := q.busy(); got != wantBusy {
+			t.Errorf("%s: busy = %v, want %v", step, got, wantBusy)
+		}
+	}
+	check("empty", false, false)
+	q.Add("a")
+	check("added", true, true)
+	k, _ := q.Get()
+	check("taken", false, true)
+	q.Add("a")
+	check("added while processed", true, true)
+	q.Done(k)
+	check("done, handed out again", true, true)
+	k, _ = q.Get()
+	q.Done(k)
+	check("taken and done", false, false)
+}

@@ -138,7 +138,7 @@ func (rs *runState) resync(k queueKind) *jitter.Resync[string] {
 }
 
 // runSizes are the objects Run is about to queue and track, a hint by
-// which start sizes the queues, resyncs and queued keys: Run queues every
+// which start sizes the queues, the resyncs and the waiting claims: Run queues every
 // object at once, and maps grown one key at a time through a million
 // objects took about 5 s of CPU of a simulate run (2 cores, CPU profile).
 type runSizes struct{ claims, volumes int }

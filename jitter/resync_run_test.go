@@ -80,8 +80,9 @@ func (c *steppingClock) NewTimer(d time.Duration) clock.Timer {
 }
 
 // TestResyncArmsAtWake: when the clock moves while Run arms its timer, the
-// timer still fires at the planned wake, so that a step to exactly that
-// time enqueues the key, as Due says it will.
+// key is still enqueued at the planned wake: a step to exactly that time
+// enqueues it, as Due says it will (or Run, seeing the clock move, has
+// already collected again at the new time).
 func TestResyncArmsAtWake(t *testing.T) {
 	const period = 10 * time.Second
 	fc := testingclock.NewFakeClock(time.Unix(0, 0))
