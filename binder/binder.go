@@ -66,6 +66,9 @@ type Binder struct {
 	// ignoredLogged is set once an ignored informer object was logged at
 	// the default verbosity (ignored.go).
 	ignoredLogged atomic.Bool
+	// staleAnswerLogged is set once a write's answer that did not advance
+	// the resourceVersion was logged at the default verbosity (ignored.go).
+	staleAnswerLogged atomic.Bool
 	// ready is closed once Run has queued every known object, or has
 	// returned without doing so.
 	ready     chan struct{}

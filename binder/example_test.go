@@ -3,18 +3,14 @@ package binder_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/volbind/volbind/binder"
@@ -91,27 +87,16 @@ func Example_inMemoryAPI() {
 }
 
 // NewForClientset wires a Binder to a kubernetes.Interface and its
-// informers. The fake clientset does not maintain resourceVersions, which
-// the Binder relies on (as the PV controller does), so this example adds a
-// reactor that stamps them as the API server would.
+// informers. The fake clientset does not advance resourceVersions, which
+// the Binder relies on (as the PV controller does), so this example has
+// bindertest.AdvanceVersions make it set them as the API server would.
 func ExampleNewForClientset() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	big, small, claim := exampleObjects()
 	cs := fake.NewClientset(big, small, claim)
-	var rv atomic.Int64
-	rv.Store(1)
-	cs.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		if a, ok := action.(interface{ GetObject() runtime.Object }); ok { // creates and updates
-			obj = a.GetObject()
-		}
-		if m, ok := obj.(metav1.Object); ok {
-			m.SetResourceVersion(strconv.FormatInt(rv.Add(1), 10))
-		}
-		return false, nil, nil // let the object tracker store it
-	})
+	bindertest.AdvanceVersions(cs)
 
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	b, err := binder.NewForClientset(ctx, cs, factory, binder.Config{})

@@ -2,9 +2,11 @@ package binder
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -109,5 +111,56 @@ func TestFakeClientsetObjectsAreReported(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("the fake clientset's volume was not reported as ignored: %v", err)
+	}
+}
+
+// TestStaleAnswersAreReported: on client-go's plain fake clientset, whose
+// answers keep the resourceVersion they were sent with, the Binder cannot
+// keep its writes' answers and says so (counted, logged once); on the fake
+// made to advance versions (bindertest.AdvanceVersions) it keeps them, so
+// a second sync of the bound claim writes nothing.
+func TestStaleAnswersAreReported(t *testing.T) {
+	for _, advance := range []bool{false, true} {
+		t.Run(fmt.Sprintf("advance=%v", advance), func(t *testing.T) {
+			t.Parallel()
+			pv, pvc := newPV("pv1", "1Gi"), newPVC("claim1", "1Gi")
+			pv.ResourceVersion, pvc.ResourceVersion = "1", "1"
+			cs := fake.NewClientset(pv, pvc)
+			if advance {
+				bindertest.AdvanceVersions(cs)
+			}
+			reg := prometheus.NewRegistry()
+			b, err := New(NewClientsetAPI(cs), Config{Registerer: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.VolumeHandler().OnAdd(pv, true)
+			b.ClaimHandler().OnAdd(pvc, true)
+			for range 2 {
+				if err := b.SyncClaim(t.Context(), ns+"/claim1"); err != nil {
+					t.Fatalf("SyncClaim: %v", err)
+				}
+			}
+			writes := 0
+			for _, a := range cs.Actions() {
+				if a.GetVerb() == "update" {
+					writes++
+				}
+			}
+			stale := ignoredCount(t, reg, "persistentvolumes", "stale_answer") + ignoredCount(t, reg, "persistentvolumeclaims", "stale_answer")
+			cached, _ := b.store.claim(ns + "/claim1")
+			if !advance {
+				if stale == 0 || !b.staleAnswerLogged.Load() {
+					t.Errorf("stale answers counted %v, logged %v; want them counted and logged", stale, b.staleAnswerLogged.Load())
+				}
+				return
+			}
+			if stale != 0 || b.staleAnswerLogged.Load() {
+				t.Errorf("stale answers counted %v, logged %v; want none", stale, b.staleAnswerLogged.Load())
+			}
+			if writes != 4 || cached.Status.Phase != v1.ClaimBound {
+				t.Errorf("%d writes in two syncs, cached claim %s; want 4 and Bound", writes, cached.Status.Phase)
+			}
+		})
 	}
 }

@@ -29,7 +29,11 @@ import (
 // (fake.NewClientset) sets none: the Binder then ignores every object and
 // binds nothing, logs the first ignored object as an error at the default
 // verbosity and counts them all in volbind_binder_ignored_objects_total.
-// Test with binder/bindertest, an in-memory API server that sets them.
+// Given versions, it still does not advance them on a write: the Binder
+// then cannot keep its writes' answers and may write a binding twice, and
+// reports those answers the same way (reason stale_answer). Test with
+// binder/bindertest, an in-memory API server that sets them, or make the
+// fake set them with bindertest.AdvanceVersions.
 func NewForClientset(ctx context.Context, cs kubernetes.Interface, f informers.SharedInformerFactory, cfg Config) (*Binder, error) {
 	if cs == nil || f == nil {
 		return nil, errors.Join(ErrInvalidConfig, errors.New("binder: nil clientset or informer factory"))

@@ -63,16 +63,19 @@ func (k ownKey) work() workKey {
 // ownUpdate is one of the Binder's updates in flight, from beginUpdate to
 // settle.
 type ownUpdate struct {
-	b     *Binder
-	k     ownKey
+	b *Binder
+	k ownKey
+	// sent is the resourceVersion the update was sent with, read before
+	// the API could change the object it was given.
+	sent  string
 	ended bool
 }
 
-// beginUpdate marks k as being updated. The writer defers abandon, and
-// calls settle once the API has answered.
-func (b *Binder) beginUpdate(k ownKey) ownUpdate {
+// beginUpdate marks k as being updated from version sent. The writer
+// defers abandon, and calls settle once the API has answered.
+func (b *Binder) beginUpdate(k ownKey, sent string) ownUpdate {
 	b.own.begin(k)
-	return ownUpdate{b: b, k: k}
+	return ownUpdate{b: b, k: k, sent: sent}
 }
 
 // settle ends the update, which answered version if ok, and does what

@@ -220,7 +220,7 @@ func TestOwnUpdateAbandoned(t *testing.T) {
 				t.Errorf("recovered %v, want the API's panic", r)
 			}
 		}()
-		u := b.beginUpdate(k)
+		u := b.beginUpdate(k, "")
 		defer u.abandon()
 		panic("API")
 	}()

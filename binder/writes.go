@@ -25,28 +25,28 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 // events that arrive before the answer are settled by ownWrites.
 
 func (b *Binder) writeVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	u := b.beginUpdate(ownVolume(pv))
+	u := b.beginUpdate(ownVolume(pv), pv.ResourceVersion)
 	defer u.abandon()
 	out, err := b.api.UpdateVolume(ctx, pv)
 	return b.wroteVolume(ctx, &u, pv, out, err, "update")
 }
 
 func (b *Binder) writeVolumeStatus(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
-	u := b.beginUpdate(ownVolume(pv))
+	u := b.beginUpdate(ownVolume(pv), pv.ResourceVersion)
 	defer u.abandon()
 	out, err := b.api.UpdateVolumeStatus(ctx, pv)
 	return b.wroteVolume(ctx, &u, pv, out, err, "update_status")
 }
 
 func (b *Binder) writeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	u := b.beginUpdate(ownClaim(pvc))
+	u := b.beginUpdate(ownClaim(pvc), pvc.ResourceVersion)
 	defer u.abandon()
 	out, err := b.api.UpdateClaim(ctx, pvc)
 	return b.wroteClaim(ctx, &u, pvc, out, err, "update")
 }
 
 func (b *Binder) writeClaimStatus(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	u := b.beginUpdate(ownClaim(pvc))
+	u := b.beginUpdate(ownClaim(pvc), pvc.ResourceVersion)
 	defer u.abandon()
 	out, err := b.api.UpdateClaimStatus(ctx, pvc)
 	return b.wroteClaim(ctx, &u, pvc, out, err, "update_status")
@@ -62,6 +62,7 @@ func (b *Binder) wroteVolume(ctx context.Context, u *ownUpdate, pv, out *v1.Pers
 		return nil, err
 	}
 	b.metrics.wrote(resourceVolumes, verb)
+	b.checkAnswer(resourceVolumes, u.sent, out)
 	b.keepWrittenVolume(ctx, out)
 	u.settle(true, out)
 	return out, nil
@@ -75,6 +76,7 @@ func (b *Binder) wroteClaim(ctx context.Context, u *ownUpdate, pvc, out *v1.Pers
 		return nil, err
 	}
 	b.metrics.wrote(resourceClaims, verb)
+	b.checkAnswer(resourceClaims, u.sent, out)
 	b.keepWrittenClaim(ctx, out)
 	u.settle(true, out)
 	return out, nil

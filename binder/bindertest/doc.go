@@ -32,6 +32,9 @@
 // is how volbind simulate holds a million pairs. All methods are safe for
 // concurrent use.
 //
+// AdvanceVersions makes client-go's fake clientset keep resourceVersions
+// the same way, for tests that run a Binder on it instead.
+//
 // It is for embedders who test their own wiring of a binder.Binder,
 // scheduling.VolumeBinder or recycler.Recycler without a cluster, and it is
 // what this repository's tests, benchmarks, chaos suite and "volbind

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/volbind/volbind/binder/bindertest"
 )
 
 // newFakeClientset is fake.NewClientset whose watches deliver copies of
@@ -24,6 +26,7 @@ import (
 // object per event, cannot have.
 func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
 	cs := fake.NewClientset(objs...)
+	bindertest.AdvanceVersions(cs) // the Binder orders by version, as on kube-apiserver
 	cs.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
 		wa, ok := action.(k8stesting.WatchActionImpl)
 		if !ok {
