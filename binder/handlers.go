@@ -148,19 +148,22 @@ func (b *Binder) claimChanged(obj any) {
 	if !ok || pvc == nil {
 		return
 	}
-	stored, added, err := b.store.storeClaimAdded(pvc)
+	// One key string serves the cache and the queue (the claim's events
+	// are ~3 per binding).
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+	stored, added, err := b.store.storeClaimAdded(key, pvc)
 	if err != nil {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
 	}
-	b.store.trackedClaim(pvc)
+	b.store.trackedClaim(key, pvc)
+	wk := claimWork(key)
 	if !stored {
-		if b.store.shareClaim(pvc) {
-			b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
+		if b.store.shareClaim(key, pvc) {
+			b.work.add(wk)
 		}
 		return
 	}
-	wk := claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name))
 	if added {
 		b.work.track(wk)
 	}

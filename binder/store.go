@@ -237,27 +237,27 @@ func burial[T metav1.Object](deleted, cached T, ok bool) (rv uint64, forget bool
 
 // storeClaim is storeVolume for claims.
 func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
-	stored, _, err := s.storeClaimAdded(pvc)
+	stored, _, err := s.storeClaimAdded(cache.ClaimKey(pvc.Namespace, pvc.Name), pvc)
 	return stored, err
 }
 
-// storeClaimAdded is storeVolumeAdded for claims.
-func (s *store) storeClaimAdded(pvc *v1.PersistentVolumeClaim) (stored, added bool, err error) {
+// storeClaimAdded is storeVolumeAdded for claims; key is pvc's
+// ("namespace/name"), which the caller needs too.
+func (s *store) storeClaimAdded(key string, pvc *v1.PersistentVolumeClaim) (stored, added bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.storeClaimLocked(pvc, false)
+	return s.storeClaimLocked(key, pvc, false)
 }
 
 // learnClaim is learnVolume for claims.
 func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	stored, _, err := s.storeClaimLocked(pvc, true)
+	stored, _, err := s.storeClaimLocked(cache.ClaimKey(pvc.Namespace, pvc.Name), pvc, true)
 	return stored, err
 }
 
-func (s *store) storeClaimLocked(pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
-	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+func (s *store) storeClaimLocked(key string, pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
 	if buriedLocked(s.claimTombs, key, version(pvc.ResourceVersion)) {
 		return false, false, nil
 	}
@@ -268,14 +268,14 @@ func (s *store) storeClaimLocked(pvc *v1.PersistentVolumeClaim, read bool) (stor
 	return stored, added, err
 }
 
-// shareClaim is shareVolume for claims.
-func (s *store) shareClaim(pvc *v1.PersistentVolumeClaim) bool {
+// shareClaim is shareVolume for claims; key is pvc's.
+func (s *store) shareClaim(key string, pvc *v1.PersistentVolumeClaim) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if shared, _ := s.claims.Share(pvc); !shared || len(s.learnedClaims) == 0 {
 		return false
 	}
-	return takeLearnedLocked(s.learnedClaims, cache.ClaimKey(pvc.Namespace, pvc.Name))
+	return takeLearnedLocked(s.learnedClaims, key)
 }
 
 // deleteClaim is deleteVolume for claims.
@@ -399,12 +399,11 @@ func (s *store) trackedVolume(pv *v1.PersistentVolume) {
 	}
 }
 
-// trackedClaim is trackedVolume for claims.
-func (s *store) trackedClaim(pvc *v1.PersistentVolumeClaim) {
+// trackedClaim is trackedVolume for claims; key is pvc's.
+func (s *store) trackedClaim(key string, pvc *v1.PersistentVolumeClaim) {
 	if s.verifying.Load() == 0 {
 		return
 	}
-	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cached, ok := s.claims.Get(key); ok && cached.UID == pvc.UID {
