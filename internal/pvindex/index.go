@@ -36,6 +36,8 @@ type Index struct {
 	sets [numModeSets]int
 	// unmarked: unbound volumes not marked Available yet are candidates.
 	unmarked bool
+	// groups interns the records' groups.
+	groups groupCache
 }
 
 // Options tune an Index. The zero value is Kubernetes' rule.
@@ -112,10 +114,11 @@ func (ix *Index) Upsert(pv *v1.PersistentVolume) {
 	if pv == nil {
 		return
 	}
-	d := derive(pv, ix.unmarked)
+	d, g := derive(pv, ix.unmarked)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	old := ix.byName[pv.Name]
+	d.group = ix.groups.handleLocked(g, old)
 	if old != nil && old.same(&d) && sameClaimKey(old.pv, pv) {
 		if old.pv.Spec.NodeAffinity != pv.Spec.NodeAffinity {
 			old.affinity.Store(nil)
@@ -204,10 +207,10 @@ func (ix *Index) addLocked(r *record) {
 		ix.byClaim[r.claim()] = slices.Insert(list, i, r)
 	}
 	if r.candidate {
-		ts := ix.trees[r.group]
+		ts := ix.trees[r.group.Value()]
 		if ts == nil {
 			ts = new(modeTrees)
-			ix.trees[r.group] = ts
+			ix.trees[r.group.Value()] = ts
 		}
 		ts[r.modes].insert(r)
 	}
@@ -231,10 +234,10 @@ func (ix *Index) unlinkLocked(r *record) {
 		}
 	}
 	if r.candidate {
-		ts := ix.trees[r.group]
+		ts := ix.trees[r.group.Value()]
 		ts[r.modes].remove(r.key)
 		if ts.empty() {
-			delete(ix.trees, r.group)
+			delete(ix.trees, r.group.Value())
 		}
 	}
 }
@@ -356,8 +359,8 @@ func (f *finder) prebound(list []*record, set modeSet) (pv *v1.PersistentVolume,
 // deleted. Phase, class and selector are not checked.
 func (f *finder) preboundFits(r *record) bool {
 	return r.boundTo(f.claim) && !f.opts.Exclude[r.key.name] &&
-		r.key.cap.compare(f.request) >= 0 && r.group.mode == f.group.mode &&
-		r.group.vac == f.group.vac && !r.deleting
+		r.key.cap.compare(f.request) >= 0 && r.group.Value().mode == f.group.mode &&
+		r.group.Value().vac == f.group.vac && !r.deleting
 }
 
 // smallest returns the first candidate of t, from the requested capacity up,

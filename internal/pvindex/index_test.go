@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -428,5 +429,14 @@ func TestUpsertInPlace(t *testing.T) {
 	}
 	if got := find("b"); got != "z" {
 		t.Errorf("FindBestMatch on zone b after z moved to zone b = %q, want z", got)
+	}
+}
+
+// TestRecordSize keeps a record, of which the Index holds one per volume,
+// in the 64-byte size class: a field more moves every volume to the next
+// class (80 bytes).
+func TestRecordSize(t *testing.T) {
+	if got := unsafe.Sizeof(record{}); got > 64 {
+		t.Errorf("record takes %d bytes, want at most 64", got)
 	}
 }

@@ -14,7 +14,7 @@ func (f *finder) classWide(prebound []*record, trees *modeTrees, want modeSet, u
 	// The first volume (by name) pre-bound to the claim and of its class
 	// decides, whatever its access modes.
 	for _, r := range prebound {
-		if r.group.class != f.group.class || !f.preboundFits(r) {
+		if r.group.Value().class != f.group.class || !f.preboundFits(r) {
 			continue
 		}
 		if f.opts.Node != nil && !r.fitsNode(f) {
