@@ -148,7 +148,6 @@ func TestStaleAnswersAreReported(t *testing.T) {
 				}
 			}
 			stale := ignoredCount(t, reg, "persistentvolumes", "stale_answer") + ignoredCount(t, reg, "persistentvolumeclaims", "stale_answer")
-			cached, _ := b.store.claim(ns + "/claim1")
 			if !advance {
 				if stale == 0 || !b.staleAnswerLogged.Load() {
 					t.Errorf("stale answers counted %v, logged %v; want them counted and logged", stale, b.staleAnswerLogged.Load())
@@ -158,8 +157,9 @@ func TestStaleAnswersAreReported(t *testing.T) {
 			if stale != 0 || b.staleAnswerLogged.Load() {
 				t.Errorf("stale answers counted %v, logged %v; want none", stale, b.staleAnswerLogged.Load())
 			}
-			if writes != 4 || cached.Status.Phase != v1.ClaimBound {
-				t.Errorf("%d writes in two syncs, cached claim %s; want 4 and Bound", writes, cached.Status.Phase)
+			cached, ok := b.store.claim(ns + "/claim1")
+			if writes != 4 || !ok || cached.Status.Phase != v1.ClaimBound {
+				t.Errorf("%d writes in two syncs, claim cached %v (%+v); want 4 and cached Bound", writes, ok, cached)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package bindertest
 
 import (
 	"errors"
-	"strconv"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +28,9 @@ type Clientset interface {
 // through cs (status updates too) stores the object with a version
 // greater than every version it has seen: set, sent, replaced or deleted
 // (so a name re-created after a deletion gets a newer version than the
-// deleted object, as the Binder's ordering of deletions needs), and an update whose non-empty resourceVersion is not the stored one
-// fails with a Conflict, as kube-apiserver's optimistic concurrency does.
+// deleted object, as the Binder's ordering of deletions needs). An update
+// whose non-empty resourceVersion is not the stored one fails with a
+// Conflict, as kube-apiserver's optimistic concurrency does.
 //
 // Objects given to fake.NewClientset are stored as given, without going
 // through cs: give each one an integer resourceVersion. Patches, and
@@ -47,7 +47,7 @@ func AdvanceVersions(cs Clientset) {
 // makes the check of an update's version and the store one step.
 type versioner struct {
 	mu      sync.Mutex
-	last    int64
+	last    uint64
 	react   k8stesting.ReactionFunc
 	tracker k8stesting.ObjectTracker
 }
@@ -64,7 +64,7 @@ func (v *versioner) write(action k8stesting.Action) (bool, runtime.Object, error
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	next := max(v.last, versionOf(obj.GetResourceVersion()))
+	next := max(v.last, rvNumber(obj.GetResourceVersion()))
 	if action.GetVerb() == "update" {
 		stored, err := v.tracker.Get(action.GetResource(), action.GetNamespace(), obj.GetName())
 		if err != nil {
@@ -77,10 +77,10 @@ func (v *versioner) write(action k8stesting.Action) (bool, runtime.Object, error
 		if rv := obj.GetResourceVersion(); rv != "" && rv != sm.GetResourceVersion() {
 			return true, nil, apierrors.NewConflict(action.GetResource().GroupResource(), obj.GetName(), errors.New(optimisticLockMsg))
 		}
-		next = max(next, versionOf(sm.GetResourceVersion()))
+		next = max(next, rvNumber(sm.GetResourceVersion()))
 	}
 	next++
-	obj.SetResourceVersion(strconv.FormatInt(next, 10))
+	obj.SetResourceVersion(formatRV(next))
 	handled, out, err := v.react(action)
 	if err == nil {
 		v.last = next
@@ -101,17 +101,8 @@ func (v *versioner) delete(action k8stesting.Action) (bool, runtime.Object, erro
 	}
 	if m, err := meta.Accessor(stored); err == nil {
 		v.mu.Lock()
-		v.last = max(v.last, versionOf(m.GetResourceVersion()))
+		v.last = max(v.last, rvNumber(m.GetResourceVersion()))
 		v.mu.Unlock()
 	}
 	return false, nil, nil
-}
-
-// versionOf parses a resourceVersion, 0 when it is not an integer.
-func versionOf(rv string) int64 {
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
 }

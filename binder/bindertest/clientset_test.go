@@ -1,11 +1,14 @@
 package bindertest_test
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -63,26 +66,19 @@ func TestAdvanceVersions(t *testing.T) {
 
 	var seen []string
 	for len(seen) < 6 {
-		ev := <-w.ResultChan()
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-time.After(wait.ForeverTestTimeout):
+			t.Fatalf("watch events %v, then none for %v", seen, wait.ForeverTestTimeout)
+		}
 		if ev.Type == watch.Error {
 			t.Fatalf("watch error: %v", ev.Object)
 		}
 		seen = append(seen, string(ev.Type)+" "+ev.Object.(*v1.PersistentVolume).ResourceVersion)
 	}
 	// The fake's watch starts with the stored objects, as ADDED.
-	if want := []string{"ADDED 7", "DELETED 7", "ADDED 8", "MODIFIED 9", "MODIFIED 10", "MODIFIED 11"}; !equalStrings(seen, want) {
+	if want := []string{"ADDED 7", "DELETED 7", "ADDED 8", "MODIFIED 9", "MODIFIED 10", "MODIFIED 11"}; !slices.Equal(seen, want) {
 		t.Errorf("watch versions = %v, want %v", seen, want)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -140,8 +140,11 @@ func formatRV(rv uint64) string { return strconv.FormatUint(rv, 10) }
 
 // storedRV returns a stored version's resourceVersion, which the Server
 // set from a number.
-func storedRV(o object) uint64 {
-	n, _ := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+func storedRV(o object) uint64 { return rvNumber(o.GetResourceVersion()) }
+
+// rvNumber parses a resourceVersion, 0 when it is not a number.
+func rvNumber(rv string) uint64 {
+	n, _ := strconv.ParseUint(rv, 10, 64)
 	return n
 }
 
