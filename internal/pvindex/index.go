@@ -3,8 +3,6 @@ package pvindex
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,9 +26,16 @@ type Index struct {
 	// see Options for volumes not marked yet) by group and access-mode set,
 	// ordered by capacity then name.
 	trees map[Group]*modeTrees
-	// byClaim holds every volume with a claimRef under the claim it names,
-	// sorted by volume name.
-	byClaim map[claimKey][]*record
+	// byClaim holds every volume with a claimRef under the claim it names;
+	// when several volumes name one claim, it holds one of them and
+	// claimedMore holds them all (claimedLocked reads both). One record per claim instead
+	// of a slice takes an entry from 56 bytes to 40 and saves the slice's
+	// allocation: 28 bytes less per bound volume (BenchmarkMemoryPerPair).
+	byClaim map[claimKey]*record
+	// claimedMore holds, for each claim that more than one volume names,
+	// those volumes sorted by name. It is empty but for pre-binding
+	// mistakes and races.
+	claimedMore map[claimKey][]*record
 	// sets counts the volumes of each access-mode set, to know, like
 	// Kubernetes, which sets exist.
 	sets [numModeSets]int
@@ -59,10 +64,11 @@ func New() *Index { return NewWithOptions(Options{}) }
 // NewWithOptions returns an empty Index tuned by o.
 func NewWithOptions(o Options) *Index {
 	return &Index{
-		byName:   make(map[string]*record),
-		trees:    make(map[Group]*modeTrees),
-		byClaim:  make(map[claimKey][]*record),
-		unmarked: o.UnmarkedCandidates,
+		byName:      make(map[string]*record),
+		trees:       make(map[Group]*modeTrees),
+		byClaim:     make(map[claimKey]*record),
+		claimedMore: make(map[claimKey][]*record),
+		unmarked:    o.UnmarkedCandidates,
 	}
 }
 
@@ -188,7 +194,8 @@ func (ix *Index) ClaimedBy(namespace, name, except string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var names []string
-	for _, r := range ix.byClaim[claimKey{namespace: namespace, name: name}] {
+	var one [1]*record
+	for _, r := range ix.claimedLocked(claimKey{namespace: namespace, name: name}, &one) {
 		if r.key.name != except {
 			names = append(names, r.key.name)
 		}
@@ -200,11 +207,7 @@ func (ix *Index) addLocked(r *record) {
 	ix.byName[r.key.name] = r
 	ix.sets[r.modes]++
 	if r.hasClaim() {
-		list := ix.byClaim[r.claim()]
-		i, _ := slices.BinarySearchFunc(list, r.key.name, func(e *record, name string) int {
-			return strings.Compare(e.key.name, name)
-		})
-		ix.byClaim[r.claim()] = slices.Insert(list, i, r)
+		ix.linkClaimLocked(r)
 	}
 	if r.candidate {
 		ts := ix.trees[r.group.Value()]
@@ -225,13 +228,7 @@ func (ix *Index) removeLocked(r *record) {
 func (ix *Index) unlinkLocked(r *record) {
 	ix.sets[r.modes]--
 	if r.hasClaim() {
-		claim := r.claim()
-		list := slices.DeleteFunc(ix.byClaim[claim], func(e *record) bool { return e == r })
-		if len(list) == 0 {
-			delete(ix.byClaim, claim)
-		} else {
-			ix.byClaim[claim] = list
-		}
+		ix.unlinkClaimLocked(r)
 	}
 	if r.candidate {
 		ts := ix.trees[r.group.Value()]
@@ -301,7 +298,8 @@ func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	prebound := ix.byClaim[claimKey{namespace: claim.Namespace, name: claim.Name}]
+	var one [1]*record
+	prebound := ix.claimedLocked(claimKey{namespace: claim.Namespace, name: claim.Name}, &one)
 	trees := ix.trees[f.group]
 	if opts.SchedulerSearch {
 		if selErr != nil {

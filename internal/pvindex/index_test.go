@@ -299,8 +299,8 @@ func TestIndexUpdates(t *testing.T) {
 	if pv, ok := ix.Get("b"); ok || pv != nil {
 		t.Errorf("Get(%q) = %v, %v; want nil, false", "b", pv, ok)
 	}
-	if len(ix.trees) != 0 || len(ix.byClaim) != 0 || len(ix.byName) != 0 {
-		t.Errorf("empty index keeps %d trees, %d claims, %d names", len(ix.trees), len(ix.byClaim), len(ix.byName))
+	if len(ix.trees) != 0 || len(ix.byClaim) != 0 || len(ix.claimedMore) != 0 || len(ix.byName) != 0 {
+		t.Errorf("empty index keeps %d trees, %d claims (%d with several volumes), %d names", len(ix.trees), len(ix.byClaim), len(ix.claimedMore), len(ix.byName))
 	}
 }
 
@@ -386,6 +386,53 @@ func TestClaimedBy(t *testing.T) {
 		Spec: v1.PersistentVolumeSpec{ClaimRef: &v1.ObjectReference{Namespace: "ns", Name: "single", UID: "uid-single"}}})
 	if allocs := testing.AllocsPerRun(100, func() { ix.ClaimedBy("ns", "single", "pv-d") }); allocs != 0 {
 		t.Errorf("ClaimedBy with no other volume: %v allocations, want 0", allocs)
+	}
+}
+
+// TestClaimedBySeveralVolumes: the volumes that name one claim stay sorted
+// by name through adds, deletes and claimRef changes in any order, and the
+// Index keeps no entry for a claim once no volume names it.
+func TestClaimedBySeveralVolumes(t *testing.T) {
+	ix := New()
+	named := func(name, claim string) *v1.PersistentVolume {
+		pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if claim != "" {
+			pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: claim}
+		}
+		return pv
+	}
+	check := func(step string, want ...string) {
+		t.Helper()
+		if got := ix.ClaimedBy("ns", "claim", ""); !slices.Equal(got, want) {
+			t.Errorf("%s: ClaimedBy = %v, want %v", step, got, want)
+		}
+	}
+	for _, name := range []string{"pv-c", "pv-a", "pv-b"} {
+		ix.Upsert(named(name, "claim"))
+	}
+	check("three added", "pv-a", "pv-b", "pv-c")
+	ix.Delete("pv-c") // the first one added
+	check("last deleted", "pv-a", "pv-b")
+	ix.Delete("pv-a")
+	check("first deleted", "pv-b")
+	ix.Upsert(named("pv-c", "claim"))
+	ix.Upsert(named("pv-a", "claim"))
+	ix.Delete("pv-b")
+	check("middle deleted", "pv-a", "pv-c")
+	ix.Upsert(named("pv-a", "other"))
+	check("first names another claim", "pv-c")
+	if got := ix.ClaimedBy("ns", "other", ""); !slices.Equal(got, []string{"pv-a"}) {
+		t.Errorf("ClaimedBy(other) = %v, want [pv-a]", got)
+	}
+	ix.Upsert(named("pv-b", "claim"))
+	ix.Upsert(named("pv-c", ""))
+	check("last unbound", "pv-b")
+	for _, name := range []string{"pv-a", "pv-b", "pv-c"} {
+		ix.Delete(name)
+	}
+	check("all deleted")
+	if len(ix.byClaim) != 0 || len(ix.claimedMore) != 0 {
+		t.Errorf("empty index keeps %d claims (%d with several volumes)", len(ix.byClaim), len(ix.claimedMore))
 	}
 }
 

@@ -1,0 +1,64 @@
+package pvindex
+
+import (
+	"slices"
+	"strings"
+)
+
+// claimedLocked returns the volumes whose claimRef names k, sorted by
+// name, or nil. A single volume is returned in one, so that the common
+// case does not allocate. The caller holds ix.mu.
+func (ix *Index) claimedLocked(k claimKey, one *[1]*record) []*record {
+	if len(ix.claimedMore) > 0 {
+		if list, ok := ix.claimedMore[k]; ok {
+			return list
+		}
+	}
+	r, ok := ix.byClaim[k]
+	if !ok {
+		return nil
+	}
+	one[0] = r
+	return one[:]
+}
+
+// linkClaimLocked files r, which has a claimRef, under the claim it names.
+// The caller holds ix.mu for writing.
+func (ix *Index) linkClaimLocked(r *record) {
+	k := r.claim()
+	held, ok := ix.byClaim[k]
+	if !ok {
+		ix.byClaim[k] = r
+		return
+	}
+	list, ok := ix.claimedMore[k]
+	if !ok {
+		list = []*record{held}
+	}
+	i, _ := slices.BinarySearchFunc(list, r.key.name, func(e *record, name string) int {
+		return strings.Compare(e.key.name, name)
+	})
+	ix.claimedMore[k] = slices.Insert(list, i, r)
+}
+
+// unlinkClaimLocked removes r, which has a claimRef, from under the claim
+// it names. The caller holds ix.mu for writing.
+func (ix *Index) unlinkClaimLocked(r *record) {
+	k := r.claim()
+	list, ok := ix.claimedMore[k]
+	if !ok {
+		if ix.byClaim[k] == r {
+			delete(ix.byClaim, k)
+		}
+		return
+	}
+	// A list holds two records or more, so one is left at least; byClaim
+	// may hold r.
+	list = slices.DeleteFunc(list, func(e *record) bool { return e == r })
+	if len(list) == 1 {
+		delete(ix.claimedMore, k)
+	} else {
+		ix.claimedMore[k] = list
+	}
+	ix.byClaim[k] = list[0]
+}
