@@ -11,6 +11,7 @@ import (
 
 	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/internal/pvindex"
+	"github.com/volbind/volbind/internal/shard"
 )
 
 // tombstoneTTL is how long a deleted object's last resourceVersion is
@@ -29,15 +30,18 @@ type tombstone struct {
 // from the answers to the Binder's own writes and reads, plus the volume
 // index built from the same versions.
 //
-// Invariant, under mu: a key's tombstone holds the newest version of the
-// key deleted so far, taken from the deleted object's own versions only, so
-// that no version older than a deletion is stored again and no object
-// re-created under the key is removed or kept out by its predecessor's
-// delete event; a key is in learnedVolumes or learnedClaims exactly while
-// its cached version came from a read that no event of that version has
-// matched yet; a key is in verifyVolumes or verifyClaims from the delete
-// event of another UID that its cached object outlived until a sync's read
-// finds that object gone or an event of that object arrives.
+// Invariant, under the lock of the key's stripe: a key's tombstone holds
+// the newest version of the key deleted so far, taken from the deleted
+// object's own versions only, so that no version older than a deletion is
+// stored again and no object re-created under the key is removed or kept
+// out by its predecessor's delete event; a key is in its kind's learned set
+// exactly while its cached version came from a read that no event of that
+// version has matched yet; a key is in its kind's verify marks from the
+// delete event of another UID that its cached object outlived until a
+// sync's read finds that object gone or an event of that object arrives.
+//
+// Every invariant is about one key, so the keys are spread over stripes,
+// each with its own lock.
 type store struct {
 	clock clock.PassiveClock
 
@@ -45,46 +49,97 @@ type store struct {
 	claims  *cache.Latest[*v1.PersistentVolumeClaim]
 	index   *pvindex.Index
 
-	// mu makes "check tombstone, store, update index" atomic with respect to
-	// deletions, and guards the fields below.
-	mu sync.Mutex
-	// volumeTombs and claimTombs hold deleted objects by key.
-	volumeTombs, claimTombs map[string]tombstone
-	// learnedVolumes and learnedClaims hold the keys whose cached version
-	// was learned from a read, not from an event or a write: that
-	// version's own event still queues the object (see shareVolume).
-	learnedVolumes, learnedClaims map[string]struct{}
-	// verifyVolumes and verifyClaims hold the keys whose cached object
-	// outlived the delete event of another UID, with the time from which
-	// a sync reads the key to learn whether the cached object still
-	// exists (see Binder.verifyVolume): zero right after the delete event,
-	// a resync period after a read that found it, until an event of the
-	// cached object shows that the informer tracks it again.
-	verifyVolumes, verifyClaims map[string]verifyMark
-	// verifying counts the keys in verifyVolumes and verifyClaims, so
-	// that a sync asks for its key's mark without taking mu when there is
-	// none (always, but after a re-creation).
+	// verifying counts the keys marked for verification in every stripe,
+	// so that a sync asks for its key's mark without taking a lock when
+	// there is none (always, but after a re-creation).
 	verifying atomic.Int32
-	// sweepAt is the tombstone count that triggers the next sweep.
+
+	hasher  shard.Hasher
+	stripes [storeStripes]shard.Padded[stripe]
+}
+
+// storeStripes is the number of stripes of a store (a power of two).
+const storeStripes = 64
+
+// stripe holds the state of the keys that hash to it. mu makes "check
+// tombstone, store, update index" atomic with respect to deletions of
+// those keys, and guards the fields below.
+type stripe struct {
+	mu              sync.Mutex
+	volumes, claims keyState
+	// sweepAt is the stripe's tombstone count that triggers its next
+	// sweep.
 	sweepAt int
 }
+
+// keyState is what a stripe keeps of the keys of one kind.
+type keyState struct {
+	// tombs holds deleted objects by key.
+	tombs map[string]tombstone
+	// learned holds the keys whose cached version was learned from a
+	// read, not from an event or a write: that version's own event still
+	// queues the object (see shareVolume).
+	learned map[string]struct{}
+	// verify holds the keys whose cached object outlived the delete event
+	// of another UID, with the time from which a sync reads the key to
+	// learn whether the cached object still exists (see
+	// Binder.verifyVolume): zero right after the delete event, a resync
+	// period after a read that found it, until an event of the cached
+	// object shows that the informer tracks it again.
+	verify map[string]verifyMark
+}
+
+// keyKind says whether a key is a volume's name or a claim's key.
+type keyKind bool
+
+const (
+	volumeKey keyKind = false
+	claimKey  keyKind = true
+)
+
+// minSweep is the fewest tombstones that trigger a sweep of a stripe.
+const minSweep = 16
 
 // newStore returns an empty store whose tombstones are timed on clk and
 // whose index is made with opts.
 func newStore(clk clock.PassiveClock, opts pvindex.Options) *store {
-	return &store{
-		clock:          clk,
-		volumes:        cache.NewLatest[*v1.PersistentVolume](),
-		claims:         cache.NewLatest[*v1.PersistentVolumeClaim](),
-		index:          pvindex.NewWithOptions(opts),
-		volumeTombs:    make(map[string]tombstone),
-		claimTombs:     make(map[string]tombstone),
-		learnedVolumes: make(map[string]struct{}),
-		learnedClaims:  make(map[string]struct{}),
-		verifyVolumes:  make(map[string]verifyMark),
-		verifyClaims:   make(map[string]verifyMark),
-		sweepAt:        1024,
+	s := &store{
+		clock:   clk,
+		volumes: cache.NewLatest[*v1.PersistentVolume](),
+		claims:  cache.NewLatest[*v1.PersistentVolumeClaim](),
+		index:   pvindex.NewWithOptions(opts),
+		hasher:  shard.NewHasher(),
 	}
+	for i := range s.stripes {
+		st := &s.stripes[i].Value
+		st.volumes, st.claims = newKeyState(), newKeyState()
+		st.sweepAt = minSweep
+	}
+	return s
+}
+
+func newKeyState() keyState {
+	return keyState{
+		tombs:   make(map[string]tombstone),
+		learned: make(map[string]struct{}),
+		verify:  make(map[string]verifyMark),
+	}
+}
+
+// lock locks the stripe of key (a volume's name or a claim's key) and
+// returns it.
+func (s *store) lock(key string) *stripe {
+	st := &s.stripes[s.hasher.Index(key, storeStripes)].Value
+	st.mu.Lock()
+	return st
+}
+
+// of returns the stripe's state of the keys of kind k.
+func (st *stripe) of(k keyKind) *keyState {
+	if k == claimKey {
+		return &st.claims
+	}
+	return &st.volumes
 }
 
 // version parses rv; an unparsable version counts as 0.
@@ -119,21 +174,23 @@ func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
 // not cached before: the event handlers register a volume's resync only
 // then (a registration that finds the name was a cache miss per event).
 func (s *store) storeVolumeAdded(pv *v1.PersistentVolume) (stored, added bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.storeVolumeLocked(pv, false)
+	st := s.lock(pv.Name)
+	defer st.mu.Unlock()
+	return s.storeVolumeLocked(st, pv, false)
 }
 
 // learnVolume is storeVolume for a volume read from the API.
 func (s *store) learnVolume(pv *v1.PersistentVolume) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	stored, _, err := s.storeVolumeLocked(pv, true)
+	st := s.lock(pv.Name)
+	defer st.mu.Unlock()
+	stored, _, err := s.storeVolumeLocked(st, pv, true)
 	return stored, err
 }
 
-func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (stored, added bool, err error) {
-	if buriedLocked(s.volumeTombs, pv.Name, version(pv.ResourceVersion)) {
+// storeVolumeLocked is storeVolumeAdded, and learnVolume when read, with
+// the lock of pv's stripe st held.
+func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool) (stored, added bool, err error) {
+	if buriedLocked(st.volumes.tombs, pv.Name, version(pv.ResourceVersion)) {
 		return false, false, nil
 	}
 	stored, added, err = s.volumes.StoreAdded(pv)
@@ -145,7 +202,7 @@ func (s *store) storeVolumeLocked(pv *v1.PersistentVolume, read bool) (stored, a
 	} else {
 		s.index.Delete(pv.Name)
 	}
-	setLearnedLocked(s.learnedVolumes, pv.Name, read)
+	setLearnedLocked(st.volumes.learned, pv.Name, read)
 	return true, added, nil
 }
 
@@ -177,8 +234,8 @@ func takeLearnedLocked(learned map[string]struct{}, key string) bool {
 // cached version was learned from a read: no sync has seen it yet, and its
 // event must queue the volume as a newer version's would.
 func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(pv.Name)
+	defer st.mu.Unlock()
 	if cached, ok := s.volumes.Get(pv.Name); ok && cached == pv {
 		return false // an informer resync: nothing to swap, no index lock
 	}
@@ -187,7 +244,7 @@ func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 		return false
 	}
 	s.index.Share(pv)
-	return takeLearnedLocked(s.learnedVolumes, pv.Name)
+	return takeLearnedLocked(st.volumes.learned, pv.Name)
 }
 
 // deleteVolume forgets the volume of a delete event and remembers its
@@ -200,19 +257,19 @@ func (s *store) shareVolume(pv *v1.PersistentVolume) bool {
 // stays, and the key is marked for verification), and returns the cached
 // version it forgot, if any (it may be newer than the deleted event's).
 func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(pv.Name)
+	defer st.mu.Unlock()
 	cached, ok := s.volumes.Get(pv.Name)
 	rv, forget := burial(pv, cached, ok)
-	s.buryLocked(s.volumeTombs, pv.Name, rv)
+	s.buryLocked(st, volumeKey, pv.Name, rv)
 	if !forget {
-		s.markVerifyLocked(s.verifyVolumes, pv.Name)
+		s.markVerifyLocked(&st.volumes, pv.Name)
 		return nil, false
 	}
 	s.volumes.Delete(pv.Name)
 	s.index.Delete(pv.Name)
-	delete(s.learnedVolumes, pv.Name)
-	s.unmarkVerifyLocked(s.verifyVolumes, pv.Name)
+	delete(st.volumes.learned, pv.Name)
+	s.unmarkVerifyLocked(&st.volumes, pv.Name)
 	return cached, true
 }
 
@@ -244,78 +301,82 @@ func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 // storeClaimAdded is storeVolumeAdded for claims; key is pvc's
 // ("namespace/name"), which the caller needs too.
 func (s *store) storeClaimAdded(key string, pvc *v1.PersistentVolumeClaim) (stored, added bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.storeClaimLocked(key, pvc, false)
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	return s.storeClaimLocked(st, key, pvc, false)
 }
 
 // learnClaim is learnVolume for claims.
 func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	stored, _, err := s.storeClaimLocked(cache.ClaimKey(pvc.Namespace, pvc.Name), pvc, true)
+	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	stored, _, err := s.storeClaimLocked(st, key, pvc, true)
 	return stored, err
 }
 
-func (s *store) storeClaimLocked(key string, pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
-	if buriedLocked(s.claimTombs, key, version(pvc.ResourceVersion)) {
+// storeClaimLocked is storeVolumeLocked for claims; key is pvc's.
+func (s *store) storeClaimLocked(st *stripe, key string, pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
+	if buriedLocked(st.claims.tombs, key, version(pvc.ResourceVersion)) {
 		return false, false, nil
 	}
 	stored, added, err = s.claims.StoreAdded(pvc)
 	if stored {
-		setLearnedLocked(s.learnedClaims, key, read)
+		setLearnedLocked(st.claims.learned, key, read)
 	}
 	return stored, added, err
 }
 
 // shareClaim is shareVolume for claims; key is pvc's.
 func (s *store) shareClaim(key string, pvc *v1.PersistentVolumeClaim) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if shared, _ := s.claims.Share(pvc); !shared || len(s.learnedClaims) == 0 {
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	if shared, _ := s.claims.Share(pvc); !shared || len(st.claims.learned) == 0 {
 		return false
 	}
-	return takeLearnedLocked(s.learnedClaims, key)
+	return takeLearnedLocked(st.claims.learned, key)
 }
 
 // deleteClaim is deleteVolume for claims.
 func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, bool) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(key)
+	defer st.mu.Unlock()
 	cached, ok := s.claims.Get(key)
 	rv, forget := burial(pvc, cached, ok)
-	s.buryLocked(s.claimTombs, key, rv)
+	s.buryLocked(st, claimKey, key, rv)
 	if !forget {
-		s.markVerifyLocked(s.verifyClaims, key)
+		s.markVerifyLocked(&st.claims, key)
 		return nil, false
 	}
 	s.claims.Delete(key)
-	delete(s.learnedClaims, key)
-	s.unmarkVerifyLocked(s.verifyClaims, key)
+	delete(st.claims.learned, key)
+	s.unmarkVerifyLocked(&st.claims, key)
 	return cached, true
 }
 
-// buryLocked records a tombstone (never lower than the key's last one)
-// and, when the tombstones have doubled
-// since the last sweep, drops the expired ones (amortized O(1)).
-func (s *store) buryLocked(tombs map[string]tombstone, key string, rv uint64) {
+// buryLocked records a tombstone of key, of kind k, in its stripe st
+// (never lower than the key's last one) and, when the stripe's tombstones
+// have doubled since its last sweep, drops its expired ones (amortized
+// O(1)). The caller holds st.mu.
+func (s *store) buryLocked(st *stripe, k keyKind, key string, rv uint64) {
 	now := s.clock.Now()
+	tombs := st.of(k).tombs
 	if t, ok := tombs[key]; ok {
 		// Delete events that arrive out of order (a reordered watch)
 		// never lower the tombstone.
 		rv = max(rv, t.rv)
 	}
 	tombs[key] = tombstone{rv: rv, when: now}
-	if n := len(s.volumeTombs) + len(s.claimTombs); n >= s.sweepAt {
-		for _, m := range []map[string]tombstone{s.volumeTombs, s.claimTombs} {
+	if n := len(st.volumes.tombs) + len(st.claims.tombs); n >= st.sweepAt {
+		for _, m := range []map[string]tombstone{st.volumes.tombs, st.claims.tombs} {
 			for k, t := range m {
 				if now.Sub(t.when) > tombstoneTTL {
 					delete(m, k)
 				}
 			}
 		}
-		s.sweepAt = max(1024, 2*(len(s.volumeTombs)+len(s.claimTombs)))
+		st.sweepAt = max(minSweep, 2*(len(st.volumes.tombs)+len(st.claims.tombs)))
 	}
 }
 
@@ -329,14 +390,15 @@ type verifyMark struct {
 	reading bool
 }
 
-// takeVerify reports whether key's verification read is due in marks
-// (verifyVolumes or verifyClaims) and, if so, notes that it runs.
-func (s *store) takeVerify(marks map[string]verifyMark, key string) bool {
+// takeVerify reports whether the verification read of key, of kind k, is
+// due and, if so, notes that it runs.
+func (s *store) takeVerify(k keyKind, key string) bool {
 	if s.verifying.Load() == 0 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	marks := st.of(k).verify
 	m, ok := marks[key]
 	if !ok || s.clock.Now().Before(m.due) {
 		return false
@@ -347,20 +409,22 @@ func (s *store) takeVerify(marks map[string]verifyMark, key string) bool {
 
 // retryVerify asks for key's verification read at the next sync again (the
 // read failed), unless an event of the object came during the read.
-func (s *store) retryVerify(marks map[string]verifyMark, key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) retryVerify(k keyKind, key string) {
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	marks := st.of(k).verify
 	if _, ok := marks[key]; ok {
 		marks[key] = verifyMark{}
 	}
 }
 
-// markVerifyLocked marks key for a read at its next sync.
-func (s *store) markVerifyLocked(marks map[string]verifyMark, key string) {
-	if _, ok := marks[key]; !ok {
+// markVerifyLocked marks key, in ks of its stripe, for a read at its next
+// sync. The caller holds the stripe's lock.
+func (s *store) markVerifyLocked(ks *keyState, key string) {
+	if _, ok := ks.verify[key]; !ok {
 		s.verifying.Add(1)
 	}
-	marks[key] = verifyMark{}
+	ks.verify[key] = verifyMark{}
 }
 
 // verifyAgain is called when the verification read found the cached
@@ -371,19 +435,20 @@ func (s *store) markVerifyLocked(marks map[string]verifyMark, key string) {
 // is read again at its first sync after period, until an event of the
 // object shows that the informer holds it (trackedVolume, trackedClaim);
 // a delete event that came during the read asks for a read at once.
-func (s *store) verifyAgain(marks map[string]verifyMark, key string, period time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) verifyAgain(k keyKind, key string, period time.Duration) {
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	marks := st.of(k).verify
 	if m, ok := marks[key]; ok && m.reading {
 		marks[key] = verifyMark{due: s.clock.Now().Add(period)}
 	}
 }
 
-// unmarkVerify unmarks key (its object is gone from the cache).
-func (s *store) unmarkVerify(marks map[string]verifyMark, key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unmarkVerifyLocked(marks, key)
+// unmarkVerify unmarks key, of kind k (its object is gone from the cache).
+func (s *store) unmarkVerify(k keyKind, key string) {
+	st := s.lock(key)
+	defer st.mu.Unlock()
+	s.unmarkVerifyLocked(st.of(k), key)
 }
 
 // trackedVolume unmarks the volume's key when pv, from an event, is the
@@ -392,10 +457,10 @@ func (s *store) trackedVolume(pv *v1.PersistentVolume) {
 	if s.verifying.Load() == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(pv.Name)
+	defer st.mu.Unlock()
 	if cached, ok := s.volumes.Get(pv.Name); ok && cached.UID == pv.UID {
-		s.unmarkVerifyLocked(s.verifyVolumes, pv.Name)
+		s.unmarkVerifyLocked(&st.volumes, pv.Name)
 	}
 }
 
@@ -404,19 +469,20 @@ func (s *store) trackedClaim(key string, pvc *v1.PersistentVolumeClaim) {
 	if s.verifying.Load() == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.lock(key)
+	defer st.mu.Unlock()
 	if cached, ok := s.claims.Get(key); ok && cached.UID == pvc.UID {
-		s.unmarkVerifyLocked(s.verifyClaims, key)
+		s.unmarkVerifyLocked(&st.claims, key)
 	}
 }
 
-// unmarkVerifyLocked unmarks key and reports whether it was marked.
-func (s *store) unmarkVerifyLocked(marks map[string]verifyMark, key string) bool {
-	if _, ok := marks[key]; !ok {
+// unmarkVerifyLocked unmarks key in ks of its stripe and reports whether
+// it was marked. The caller holds the stripe's lock.
+func (s *store) unmarkVerifyLocked(ks *keyState, key string) bool {
+	if _, ok := ks.verify[key]; !ok {
 		return false
 	}
-	delete(marks, key)
+	delete(ks.verify, key)
 	s.verifying.Add(-1)
 	return true
 }

@@ -1,6 +1,8 @@
 package binder
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +83,42 @@ func newHandlerBinder(t *testing.T) (*Binder, toolscache.ResourceEventHandler, t
 
 // TestHandlers: handlers ignore foreign objects, unwrap
 // DeletedFinalStateUnknown and keep only newer versions.
+// TestStoreTombstonesExpire: the tombstones of deletions older than
+// tombstoneTTL are dropped as new deletions come, in every stripe, while
+// recent ones keep blocking stale versions.
+func TestStoreTombstonesExpire(t *testing.T) {
+	t.Parallel()
+	clk := testingclock.NewFakePassiveClock(time.Unix(0, 0))
+	s := newStore(clk, pvindex.Options{})
+	const n = 4096
+	for i := range n {
+		s.deleteVolume(withRV(newPV(fmt.Sprintf("old-%d", i), "1Gi"), "5"))
+	}
+	clk.SetTime(clk.Now().Add(tombstoneTTL + time.Second))
+	for i := range n {
+		s.deleteVolume(withRV(newPV(fmt.Sprintf("new-%d", i), "1Gi"), "9"))
+	}
+	old, recent := 0, 0
+	for i := range s.stripes {
+		for k := range s.stripes[i].Value.volumes.tombs {
+			if strings.HasPrefix(k, "old-") {
+				old++
+			} else {
+				recent++
+			}
+		}
+	}
+	if recent != n {
+		t.Errorf("%d recent tombstones kept, want %d", recent, n)
+	}
+	if old > n/4 {
+		t.Errorf("%d of %d expired tombstones kept, want most dropped", old, n)
+	}
+	if stored, err := s.storeVolume(withRV(newPV("new-7", "1Gi"), "8")); stored || err != nil {
+		t.Errorf("a version older than a recent deletion: stored %v, %v; want refused", stored, err)
+	}
+}
+
 func TestHandlers(t *testing.T) {
 	t.Parallel()
 	b, vh, ch := newHandlerBinder(t)

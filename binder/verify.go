@@ -30,23 +30,23 @@ import (
 // delete event of another UID, under the key's lock. A failed read marks
 // the key again and is returned, so that the sync is retried.
 func (b *Binder) verifyClaim(ctx context.Context, key string) error {
-	if !b.store.takeVerify(b.store.verifyClaims, key) {
+	if !b.store.takeVerify(claimKey, key) {
 		return nil
 	}
 	cached, ok := b.store.claim(key)
 	if !ok {
-		b.store.unmarkVerify(b.store.verifyClaims, key)
+		b.store.unmarkVerify(claimKey, key)
 		return nil
 	}
 	fresh, err := b.getClaim(ctx, cached.Namespace, cached.Name)
 	if err != nil {
-		b.store.retryVerify(b.store.verifyClaims, key)
+		b.store.retryVerify(claimKey, key)
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
 		b.claimNotFound(ctx, cached)
 	} else {
-		b.store.verifyAgain(b.store.verifyClaims, key, b.verifyPeriod())
+		b.store.verifyAgain(claimKey, key, b.verifyPeriod())
 	}
 	if fresh != nil {
 		b.keepClaim(ctx, fresh)
@@ -56,12 +56,12 @@ func (b *Binder) verifyClaim(ctx context.Context, key string) error {
 
 // verifyVolume is verifyClaim for volumes.
 func (b *Binder) verifyVolume(ctx context.Context, name string) error {
-	if !b.store.takeVerify(b.store.verifyVolumes, name) {
+	if !b.store.takeVerify(volumeKey, name) {
 		return nil
 	}
 	cached, ok := b.store.volume(name)
 	if !ok {
-		b.store.unmarkVerify(b.store.verifyVolumes, name)
+		b.store.unmarkVerify(volumeKey, name)
 		return nil
 	}
 	fresh, err := b.api.GetVolume(ctx, name)
@@ -69,13 +69,13 @@ func (b *Binder) verifyVolume(ctx context.Context, name string) error {
 		fresh, err = nil, nil
 	}
 	if err != nil {
-		b.store.retryVerify(b.store.verifyVolumes, name)
+		b.store.retryVerify(volumeKey, name)
 		return err
 	}
 	if fresh == nil || fresh.UID != cached.UID {
 		b.volumeNotFound(ctx, cached)
 	} else {
-		b.store.verifyAgain(b.store.verifyVolumes, name, b.verifyPeriod())
+		b.store.verifyAgain(volumeKey, name, b.verifyPeriod())
 	}
 	if fresh != nil {
 		b.keepVolume(ctx, fresh)
