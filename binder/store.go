@@ -41,7 +41,10 @@ type tombstone struct {
 // sync's read finds that object gone or an event of that object arrives.
 //
 // Every invariant is about one key, so the keys are spread over stripes,
-// each with its own lock.
+// each with its own lock. With one lock for every key, the claim workers
+// and the event handlers of a simulated 200,000 pairs (2 cores, 2 workers
+// per queue) waited 3.7 s for it in 8.5 s of binding; with 64 stripes,
+// 1.6 s in 8.2 s, and the bind time fell 6–18 % (docs/performance-notes.md).
 type store struct {
 	clock clock.PassiveClock
 
