@@ -151,14 +151,15 @@ func version(rv string) uint64 {
 	return v
 }
 
-// buried reports whether a tombstone at least as new as rv exists, and drops
-// the tombstone when rv is newer (the object was re-created).
-func buriedLocked(tombs map[string]tombstone, key string, rv uint64) bool {
+// buriedLocked reports whether a tombstone of key at least as new as rv
+// exists, and drops the tombstone when rv is newer (the object was
+// re-created). rv is parsed only when key has a tombstone: almost never.
+func buriedLocked(tombs map[string]tombstone, key, rv string) bool {
 	t, ok := tombs[key]
 	if !ok {
 		return false
 	}
-	if rv <= t.rv {
+	if version(rv) <= t.rv {
 		return true
 	}
 	delete(tombs, key)
@@ -193,7 +194,7 @@ func (s *store) learnVolume(pv *v1.PersistentVolume) (bool, error) {
 // storeVolumeLocked is storeVolumeAdded, and learnVolume when read, with
 // the lock of pv's stripe st held.
 func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool) (stored, added bool, err error) {
-	if buriedLocked(st.volumes.tombs, pv.Name, version(pv.ResourceVersion)) {
+	if buriedLocked(st.volumes.tombs, pv.Name, pv.ResourceVersion) {
 		return false, false, nil
 	}
 	stored, added, err = s.volumes.StoreAdded(pv)
@@ -320,7 +321,7 @@ func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 
 // storeClaimLocked is storeVolumeLocked for claims; key is pvc's.
 func (s *store) storeClaimLocked(st *stripe, key string, pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
-	if buriedLocked(st.claims.tombs, key, version(pvc.ResourceVersion)) {
+	if buriedLocked(st.claims.tombs, key, pvc.ResourceVersion) {
 		return false, false, nil
 	}
 	stored, added, err = s.claims.StoreAdded(pvc)
