@@ -157,7 +157,7 @@ func (c *controller) elect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controller: leader election: %w", err)
 	}
-	c.fence = newLeaseFence(le, c.o.LeaseDuration, c.o.RenewDeadline)
+	c.fence = newLeaseFence(le, c.o.LeaseDuration, c.o.RenewDeadline, c.o.RetryPeriod)
 	elected := make(chan struct{})
 	go func() {
 		defer close(elected)

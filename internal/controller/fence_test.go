@@ -40,14 +40,15 @@ func TestLeaseFence(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "just renewed", holder: fakeHolder{leader: true, age: time.Second}},
-		{name: "renewed within the deadline", holder: fakeHolder{leader: true, age: 10 * time.Second}},
+		{name: "renewed within the deadline less a retry period", holder: fakeHolder{leader: true, age: 8 * time.Second}},
+		{name: "renewed within the deadline, not within it less a retry period", holder: fakeHolder{leader: true, age: 9 * time.Second}, wantErr: true},
 		{name: "about to expire", holder: fakeHolder{leader: true, age: 11 * time.Second}, wantErr: true},
 		{name: "expired", holder: fakeHolder{leader: true, age: 20 * time.Second}, wantErr: true},
 		{name: "not the leader", holder: fakeHolder{age: time.Second}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := newLeaseFence(tc.holder, fakeLeaseDuration, 10*time.Second).Allow(t.Context())
+			err := newLeaseFence(tc.holder, fakeLeaseDuration, 10*time.Second, 2*time.Second).Allow(t.Context())
 			if (err != nil) != tc.wantErr {
 				t.Errorf("Allow = %v, want error %v", err, tc.wantErr)
 			}
@@ -85,7 +86,7 @@ func TestLeaseFenceOnElector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fence = newLeaseFence(le, o.LeaseDuration, o.RenewDeadline)
+	fence = newLeaseFence(le, o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
