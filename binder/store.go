@@ -265,7 +265,7 @@ func (s *store) deleteVolume(pv *v1.PersistentVolume) (*v1.PersistentVolume, boo
 	defer st.mu.Unlock()
 	cached, ok := s.volumes.Get(pv.Name)
 	rv, forget := burial(pv, cached, ok)
-	s.buryLocked(st, volumeKey, pv.Name, rv)
+	s.buryLocked(st, &st.volumes, pv.Name, rv)
 	if !forget {
 		s.markVerifyLocked(&st.volumes, pv.Name)
 		return nil, false
@@ -348,7 +348,7 @@ func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolume
 	defer st.mu.Unlock()
 	cached, ok := s.claims.Get(key)
 	rv, forget := burial(pvc, cached, ok)
-	s.buryLocked(st, claimKey, key, rv)
+	s.buryLocked(st, &st.claims, key, rv)
 	if !forget {
 		s.markVerifyLocked(&st.claims, key)
 		return nil, false
@@ -359,13 +359,13 @@ func (s *store) deleteClaim(pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolume
 	return cached, true
 }
 
-// buryLocked records a tombstone of key, of kind k, in its stripe st
-// (never lower than the key's last one) and, when the stripe's tombstones
-// have doubled since its last sweep, drops its expired ones (amortized
-// O(1)). The caller holds st.mu.
-func (s *store) buryLocked(st *stripe, k keyKind, key string, rv uint64) {
+// buryLocked records a tombstone of key in ks, its kind's state in its
+// stripe st (never lower than the key's last one) and, when the stripe's
+// tombstones have doubled since its last sweep, drops its expired ones
+// (amortized O(1)). The caller holds st.mu.
+func (s *store) buryLocked(st *stripe, ks *keyState, key string, rv uint64) {
 	now := s.clock.Now()
-	tombs := st.of(k).tombs
+	tombs := ks.tombs
 	if t, ok := tombs[key]; ok {
 		// Delete events that arrive out of order (a reordered watch)
 		// never lower the tombstone.

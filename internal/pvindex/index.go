@@ -28,9 +28,10 @@ type Index struct {
 	trees map[Group]*modeTrees
 	// byClaim holds every volume with a claimRef under the claim it names;
 	// when several volumes name one claim, it holds one of them and
-	// claimedMore holds them all (claimedLocked reads both). One record per claim instead
-	// of a slice takes an entry from 56 bytes to 40 and saves the slice's
-	// allocation: 28 bytes less per bound volume (BenchmarkMemoryPerPair).
+	// claimedMore holds them all (claimedLocked reads both). One record
+	// per claim instead of a slice takes an entry from 56 bytes to 40 and
+	// saves the slice's allocation: 28 bytes less per bound volume
+	// (BenchmarkMemoryPerPair).
 	byClaim map[claimKey]*record
 	// claimedMore holds, for each claim that more than one volume names,
 	// those volumes sorted by name. It is empty but for pre-binding

@@ -86,8 +86,7 @@ type derived struct {
 // case: one per class) skip unique.Make's lookup; the Index's lock
 // guards it.
 type groupCache struct {
-	last    unique.Handle[Group]
-	hasLast bool
+	last unique.Handle[Group] // the zero Handle until the first Make
 }
 
 // handleLocked returns the interned handle of g, old's when old (the
@@ -96,10 +95,10 @@ func (c *groupCache) handleLocked(g Group, old *record) unique.Handle[Group] {
 	if old != nil && old.group.Value() == g {
 		return old.group
 	}
-	if c.hasLast && c.last.Value() == g {
+	if c.last != (unique.Handle[Group]{}) && c.last.Value() == g {
 		return c.last
 	}
-	c.last, c.hasLast = unique.Make(g), true
+	c.last = unique.Make(g)
 	return c.last
 }
 
