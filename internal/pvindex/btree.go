@@ -1,6 +1,11 @@
 package pvindex
 
-import "slices"
+import (
+	"math"
+	"slices"
+
+	"gopkg.in/inf.v0"
+)
 
 // tree is a B+tree of records ordered by key (capacity, then name). Leaves
 // hold the records and are chained left to right, so a search finds the first
@@ -36,9 +41,53 @@ type node struct {
 	children []*node
 }
 
+// item is a leaf's entry: its record, whose key orders it, and the floor of
+// the key's capacity. Searches compare the integers and read records (and
+// their names, strings elsewhere on the heap) only among the items of one
+// floor, and a removal finds its record there by pointer, comparing no
+// names. An item is 16 bytes instead of the 40 of a copy of the key: a full
+// leaf is 1 KiB instead of 2.5. CPU profiles of BenchmarkBinderBindAll at
+// 100,000 pairs (about 33 volumes of each size per class, 600,000
+// bindings, 2 cores): tree.remove 1.55 → 0.79 s, tree.atLeast 1.16 → 0.70 s
+// (the VM 17 % faster in the second run); the scheduler's
+// BenchmarkMemoryPerVolume 307 → 276 bytes per volume.
 type item struct {
-	key key
-	rec *record
+	floor int64
+	rec   *record
+}
+
+// floor returns the largest integer not above c, clamped to the int64
+// range. It orders capacities as compare does, with ties: c < d implies
+// c.floor() <= d.floor(), and c.floor() < d.floor() implies c < d.
+func (c capacity) floor() int64 {
+	if c.big == nil {
+		return c.n
+	}
+	q := c.big.DeepCopy() // AsDec converts its receiver in place; big is shared
+	f := new(inf.Dec).Round(q.AsDec(), 0, inf.RoundFloor).UnscaledBig()
+	switch {
+	case f.IsInt64():
+		return f.Int64()
+	case f.Sign() > 0:
+		return math.MaxInt64
+	default:
+		return math.MinInt64
+	}
+}
+
+// firstFloor returns the index of n's first item whose floor is at least f.
+// Every item before it has a smaller capacity than any capacity of floor f.
+func (n *node) firstFloor(f int64) int {
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if n.items[m].floor < f {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // childFor returns the index of the first of n.keys greater than k, that
@@ -58,10 +107,15 @@ func (n *node) childFor(k key) int {
 
 // itemAt returns the index of the first item not less than k.
 func (n *node) itemAt(k key) int {
-	lo, hi := 0, len(n.items)
+	f := k.cap.floor()
+	lo := n.firstFloor(f)
+	hi := lo
+	for hi < len(n.items) && n.items[hi].floor == f {
+		hi++ // items from hi on have larger capacities than k's
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if n.items[m].key.compare(k) < 0 {
+		if n.items[m].rec.key.compare(k) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
@@ -72,7 +126,7 @@ func (n *node) itemAt(k key) int {
 
 // insert adds r; its key must not be in the tree yet.
 func (t *tree) insert(r *record) {
-	it := item{key: r.key, rec: r}
+	it := item{floor: r.key.cap.floor(), rec: r}
 	t.len++
 	if t.root == nil {
 		t.root = &node{leaf: true, items: make([]item, 1, maxEntries+1)}
@@ -89,7 +143,7 @@ func (t *tree) insert(r *record) {
 // sibling and the key that separates the two.
 func (n *node) insert(it item) (*node, key) {
 	if n.leaf {
-		n.items = slices.Insert(n.items, n.itemAt(it.key), it)
+		n.items = slices.Insert(n.items, n.itemAt(it.rec.key), it)
 		if len(n.items) <= maxEntries {
 			return nil, key{}
 		}
@@ -99,9 +153,9 @@ func (n *node) insert(it item) (*node, key) {
 		clear(n.items[mid:])
 		n.items = n.items[:mid]
 		n.next = right
-		return right, right.items[0].key
+		return right, right.items[0].rec.key
 	}
-	i := n.childFor(it.key)
+	i := n.childFor(it.rec.key)
 	split, sep := n.children[i].insert(it)
 	if split == nil {
 		return nil, key{}
@@ -124,9 +178,9 @@ func (n *node) insert(it item) (*node, key) {
 	return right, up
 }
 
-// remove deletes the record with key k and reports whether it was there.
-func (t *tree) remove(k key) bool {
-	if t.root == nil || !t.root.remove(k) {
+// remove deletes r and reports whether it was there.
+func (t *tree) remove(r *record) bool {
+	if t.root == nil || !t.root.remove(r, r.key.cap.floor()) {
 		return false
 	}
 	t.len--
@@ -139,17 +193,19 @@ func (t *tree) remove(k key) bool {
 	return true
 }
 
-func (n *node) remove(k key) bool {
+// remove deletes r, whose key's capacity has floor f, from below n.
+func (n *node) remove(r *record, f int64) bool {
 	if n.leaf {
-		i := n.itemAt(k)
-		if i == len(n.items) || n.items[i].key.compare(k) != 0 {
-			return false
+		for i := n.firstFloor(f); i < len(n.items) && n.items[i].floor == f; i++ {
+			if n.items[i].rec == r {
+				n.items = slices.Delete(n.items, i, i+1)
+				return true
+			}
 		}
-		n.items = slices.Delete(n.items, i, i+1)
-		return true
+		return false
 	}
-	i := n.childFor(k)
-	if !n.children[i].remove(k) {
+	i := n.childFor(r.key)
+	if !n.children[i].remove(r, f) {
 		return false
 	}
 	if n.children[i].size() < minEntries {
@@ -175,7 +231,7 @@ func (n *node) rebalance(i int) {
 			last := l.items[len(l.items)-1]
 			l.items = slices.Delete(l.items, len(l.items)-1, len(l.items))
 			c.items = slices.Insert(c.items, 0, last)
-			n.keys[i-1] = last.key
+			n.keys[i-1] = last.rec.key
 			return
 		}
 		c.keys = slices.Insert(c.keys, 0, n.keys[i-1])
@@ -190,7 +246,7 @@ func (n *node) rebalance(i int) {
 		if c.leaf {
 			c.items = append(c.items, r.items[0])
 			r.items = slices.Delete(r.items, 0, 1)
-			n.keys[i] = r.items[0].key
+			n.keys[i] = r.items[0].rec.key
 			return
 		}
 		c.keys = append(c.keys, n.keys[i])
@@ -247,16 +303,17 @@ func (t *tree) atLeast(c capacity) cursor {
 		}
 		n = n.children[lo]
 	}
-	lo, hi := 0, len(n.items)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if n.items[m].key.cap.compare(c) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
+	f := c.floor()
+	i := n.firstFloor(f)
+	if c.big != nil || f == math.MinInt64 {
+		// Items of floor f may be smaller than c: a fraction, or a
+		// capacity clamped to the int64 range. (For any other c, an item of
+		// floor f has a capacity of at least f, which is c.)
+		for i < len(n.items) && n.items[i].floor == f && n.items[i].rec.key.cap.compare(c) < 0 {
+			i++
 		}
 	}
-	return cursor{leaf: n, i: lo}
+	return cursor{leaf: n, i: i}
 }
 
 // next returns the record under the cursor and advances it; nil at the end.

@@ -2,6 +2,7 @@ package pvindex
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -36,13 +37,14 @@ func (t *tree) check(tb testing.TB) []key {
 				tb.Fatalf("leaves at depths %d and %d", depth, d)
 			}
 			for _, it := range n.items {
-				if lo != nil && it.key.compare(*lo) < 0 || hi != nil && it.key.compare(*hi) >= 0 {
-					tb.Fatalf("key %v outside its node's range", it.key)
+				k := it.rec.key
+				if lo != nil && k.compare(*lo) < 0 || hi != nil && k.compare(*hi) >= 0 {
+					tb.Fatalf("key %v outside its node's range", k)
 				}
-				if it.rec.key != it.key {
-					tb.Fatalf("item key %v differs from its record's %v", it.key, it.rec.key)
+				if f := k.cap.floor(); it.floor != f {
+					tb.Fatalf("item of key %v has floor %d, its capacity %d", k, it.floor, f)
 				}
-				inOrder = append(inOrder, it.key)
+				inOrder = append(inOrder, k)
 			}
 			return
 		}
@@ -95,7 +97,7 @@ func TestTreeAgainstSortedSlice(t *testing.T) {
 		for step := range 6000 {
 			name := fmt.Sprintf("pv-%d", rng.IntN(maxSize))
 			if r, ok := live[name]; ok && rng.IntN(2) == 0 {
-				if !tr.remove(r.key) {
+				if !tr.remove(r) {
 					t.Fatalf("round %d step %d: remove(%v) = false, want true", round, step, r.key)
 				}
 				delete(live, name)
@@ -120,26 +122,70 @@ func TestTreeAgainstSortedSlice(t *testing.T) {
 				}
 				// atLeast finds the first key of at least the capacity.
 				c := capacity{n: int64(rng.IntN(52))}
+				if rng.IntN(2) == 0 {
+					q := resource.MustParse(fmt.Sprintf("%dm", rng.IntN(52000)))
+					c = capacity{big: &q}
+				}
 				cur := tr.atLeast(c)
 				got := cur.next()
 				j, _ := slices.BinarySearchFunc(want, key{cap: c}, func(k, target key) int { return k.cap.compare(target.cap) })
 				switch {
 				case j == len(want) && got != nil:
-					t.Fatalf("atLeast(%d) = %v, want end", c.n, got.key)
+					t.Fatalf("atLeast(%v) = %v, want end", c.quantity(), got.key)
 				case j < len(want) && (got == nil || got.key != want[j]):
-					t.Fatalf("atLeast(%d) = %v, want %v", c.n, got, want[j])
+					t.Fatalf("atLeast(%v) = %v, want %v", c.quantity(), got.key, want[j])
 				}
 			}
 		}
-		if tr.remove(key{name: "absent"}) {
-			t.Fatalf("remove of an absent key = true")
+		if tr.remove(&record{derived: derived{key: key{name: "absent"}}}) {
+			t.Fatalf("remove of an absent record = true")
 		}
 		for _, r := range live {
-			tr.remove(r.key)
+			if tr.remove(&record{derived: r.derived}) {
+				t.Fatalf("remove of a copy of the record of %v = true", r.key)
+			}
+			tr.remove(r)
 		}
 		tr.check(t)
 		if tr.root != nil || tr.len != 0 {
 			t.Fatalf("round %d: tree not empty after removing everything", round)
+		}
+	}
+}
+
+// TestCapacityFloor checks the floors the leaves order by, and that they
+// order capacities as compare does.
+func TestCapacityFloor(t *testing.T) {
+	tests := []struct {
+		q    string
+		want int64
+	}{
+		{"1Gi", 1 << 30},
+		{"1500m", 1},
+		{"999m", 0},
+		{"1", 1},
+		{"0", 0},
+		{"-1", -1},
+		{"-1500m", -2},
+		{"-1m", -1},
+		{"16Ei", math.MaxInt64}, // parsing caps it
+		{"1e30", math.MaxInt64},
+		{"-1e30", math.MinInt64},
+		{"9223372036854775807500m", math.MaxInt64},
+	}
+	var caps []capacity
+	for _, tc := range tests {
+		c := storageOf(v1.ResourceList{v1.ResourceStorage: resource.MustParse(tc.q)})
+		if got := c.floor(); got != tc.want {
+			t.Errorf("floor(%s) = %d, want %d", tc.q, got, tc.want)
+		}
+		caps = append(caps, c)
+	}
+	for _, a := range caps {
+		for _, b := range caps {
+			if a.compare(b) < 0 && a.floor() > b.floor() || a.floor() < b.floor() && a.compare(b) >= 0 {
+				t.Errorf("floors %d and %d of %v and %v order them otherwise", a.floor(), b.floor(), a.quantity(), b.quantity())
+			}
 		}
 	}
 }

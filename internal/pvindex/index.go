@@ -233,7 +233,7 @@ func (ix *Index) unlinkLocked(r *record) {
 	}
 	if r.candidate {
 		ts := ix.trees[r.group.Value()]
-		ts[r.modes].remove(r.key)
+		ts[r.modes].remove(r)
 		if ts.empty() {
 			delete(ix.trees, r.group.Value())
 		}
