@@ -151,7 +151,8 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindO
 	for range maxMatchAttempts {
 		excluded, freed := b.reservations.snapshot()
 		opts.Exclude = excluded
-		pv, err := b.store.index.FindBestMatch(claim, opts)
+		m, err := b.store.index.Find(claim, opts)
+		pv := m.Volume()
 		missed := err == nil && pv == nil && b.reservations.miss(cache.ClaimKey(claim.Namespace, claim.Name), excluded, freed)
 		b.reservations.recycle(excluded)
 		switch {
@@ -167,7 +168,10 @@ func (b *Binder) findAndLock(claim *v1.PersistentVolumeClaim, opts pvindex.FindO
 			continue // another claim worker chose it meanwhile
 		}
 		b.volumeLocks.Lock(name)
-		if cur, ok := b.store.volume(name); ok && cur.ResourceVersion == pv.ResourceVersion {
+		// The store keeps the index and its cache of volumes in step, so
+		// the index tells whether the cached version is still the one
+		// found, without looking the name up.
+		if cur, ok := b.store.index.Current(m); ok {
 			return cur, nil
 		}
 		// A volume sync changed it while we waited for its lock.

@@ -136,7 +136,7 @@ func (ix *Index) Upsert(pv *v1.PersistentVolume) {
 	if old != nil {
 		// addLocked overwrites the name's entry: deleting it first cost
 		// a second lookup of a large map per bound volume.
-		ix.unlinkLocked(old)
+		ix.retireLocked(old)
 	}
 	ix.addLocked(&record{pv: pv, derived: d})
 }
@@ -222,7 +222,14 @@ func (ix *Index) addLocked(r *record) {
 
 func (ix *Index) removeLocked(r *record) {
 	delete(ix.byName, r.key.name)
+	ix.retireLocked(r)
+}
+
+// retireLocked unlinks r, which leaves the Index, and clears its volume,
+// so that a Match on it is no longer current.
+func (ix *Index) retireLocked(r *record) {
 	ix.unlinkLocked(r)
+	r.pv = nil
 }
 
 // unlinkLocked removes r from everything but byName.
@@ -274,14 +281,60 @@ type finder struct {
 // SchedulerSearch, always). FindBestMatch holds the Index's read lock. For
 // whole-byte sizes and no node it does not allocate.
 func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions) (*v1.PersistentVolume, error) {
+	m, err := ix.Find(claim, opts)
+	return m.pv, err
+}
+
+// Match is a volume Find chose, with what lets Current tell, without a
+// lookup, whether the Index still holds that version. The zero Match is no
+// volume.
+type Match struct {
+	rec *record
+	pv  *v1.PersistentVolume
+}
+
+// matchOf returns the Match of r (nil: none); the Index's lock is held.
+func matchOf(r *record) Match {
+	if r == nil {
+		return Match{}
+	}
+	return Match{rec: r, pv: r.pv}
+}
+
+// Volume returns the chosen volume, shared with the Index (do not mutate),
+// or nil when nothing matched.
+func (m Match) Volume() *v1.PersistentVolume { return m.pv }
+
+// Current returns the volume the Index holds under m's name when it is
+// still m's version (the same resourceVersion; the object may be another
+// copy of it, see Share), and whether it is. A caller that chose a volume
+// with Find and then waited for a lock learns whether it changed meanwhile
+// without the lookup of its name that Get costs: at 100,000 volumes that
+// lookup was 0.6 µs of a binding's 44 µs (2 cores). The zero Match is never
+// current.
+func (ix *Index) Current(m Match) (*v1.PersistentVolume, bool) {
+	if m.rec == nil {
+		return nil, false
+	}
+	ix.mu.RLock()
+	pv := m.rec.pv
+	ix.mu.RUnlock()
+	if pv == nil || pv != m.pv && pv.ResourceVersion != m.pv.ResourceVersion {
+		return nil, false
+	}
+	return pv, true
+}
+
+// Find is FindBestMatch, returning the volume as a Match.
+func (ix *Index) Find(claim *v1.PersistentVolumeClaim, opts FindOptions) (Match, error) {
 	if claim == nil {
-		return nil, fmt.Errorf("find volume for nil claim: %w", ErrInvalidClaim)
+		return Match{}, fmt.Errorf("find volume for nil claim: %w", ErrInvalidClaim)
 	}
 	want, unknown := claimModes(claim.Spec.AccessModes)
 	if unknown && !opts.SchedulerSearch {
 		// A mode no volume is indexed under: Kubernetes finds no access-mode
 		// set to search and returns no match.
-		return nil, nil
+		return Match{}, nil
 	}
 	f := finder{
 		claim:   claim,
@@ -304,20 +357,20 @@ func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions
 	trees := ix.trees[f.group]
 	if opts.SchedulerSearch {
 		if selErr != nil {
-			return nil, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
+			return Match{}, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
 		}
-		return f.classWide(prebound, trees, want, unknown), nil
+		return matchOf(f.classWide(prebound, trees, want, unknown)), nil
 	}
 	for _, set := range searchOrder[want] {
 		if ix.sets[set] == 0 {
 			continue
 		}
 		if selErr != nil {
-			return nil, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
+			return Match{}, fmt.Errorf("find volume for claim %s: label selector: %w: %w", klog.KObj(claim), ErrInvalidClaim, selErr)
 		}
-		if pv, decided := f.prebound(prebound, set); decided {
-			if pv != nil {
-				return pv, nil
+		if r, decided := f.prebound(prebound, set); decided {
+			if r != nil {
+				return matchOf(r), nil
 			}
 			continue
 		}
@@ -327,18 +380,18 @@ func (ix *Index) FindBestMatch(claim *v1.PersistentVolumeClaim, opts FindOptions
 		if trees == nil {
 			continue
 		}
-		if pv := f.smallest(&trees[set]); pv != nil {
-			return pv, nil
+		if r := f.smallestRecord(&trees[set], false, nil); r != nil {
+			return matchOf(r), nil
 		}
 	}
-	return nil, nil
+	return Match{}, nil
 }
 
 // prebound looks at the volumes whose claimRef names the claim and whose
 // access-mode set is set. The first (by name) that FindMatchingVolume would
-// accept as pre-bound decides the set: decided is true and pv is that volume,
-// or nil when its node affinity does not fit the node.
-func (f *finder) prebound(list []*record, set modeSet) (pv *v1.PersistentVolume, decided bool) {
+// accept as pre-bound decides the set: decided is true and found is its
+// record, or nil when its node affinity does not fit the node.
+func (f *finder) prebound(list []*record, set modeSet) (found *record, decided bool) {
 	for _, r := range list {
 		if r.modes != set || !f.preboundFits(r) {
 			continue
@@ -346,7 +399,7 @@ func (f *finder) prebound(list []*record, set modeSet) (pv *v1.PersistentVolume,
 		if f.opts.Node != nil && !r.fitsNode(f) {
 			return nil, true
 		}
-		return r.pv, true
+		return r, true
 	}
 	return nil, false
 }

@@ -440,6 +440,61 @@ func TestClaimedBySeveralVolumes(t *testing.T) {
 // the volume in it (Get and FindBestMatch return the new version), but a
 // changed claimRef still moves the volume to its new claim and a changed
 // node affinity is evaluated anew.
+// TestFindCurrent checks that a Match stays current while the Index holds
+// its version (or a copy of it) and no longer once the volume changes, in
+// its record or in a new one, or leaves.
+func TestFindCurrent(t *testing.T) {
+	ix := New()
+	withRV := func(pv *v1.PersistentVolume, rv string) *v1.PersistentVolume {
+		pv.ResourceVersion = rv
+		return pv
+	}
+	find := func(opts FindOptions) Match {
+		t.Helper()
+		m, err := ix.Find(mkPVC("1Gi"), opts)
+		if err != nil || m.Volume() == nil || m.Volume().Name != "a" {
+			t.Fatalf("Find = %v, %v; want volume a", nameOrEmpty(m.Volume()), err)
+		}
+		return m
+	}
+	current := func(what string, m Match, want *v1.PersistentVolume) {
+		t.Helper()
+		got, ok := ix.Current(m)
+		if ok != (want != nil) || got != want {
+			t.Errorf("%s: Current = %p, %v; want %p, %v", what, got, ok, want, want != nil)
+		}
+	}
+	if _, ok := ix.Current(Match{}); ok {
+		t.Errorf("the zero Match is current")
+	}
+	v1a := withRV(mkPV("a", "10Gi"), "1")
+	ix.Upsert(v1a)
+	m := find(FindOptions{})
+	current("unchanged", m, v1a)
+	current("unchanged, scheduler's search", find(FindOptions{SchedulerSearch: true}), v1a)
+	cp := v1a.DeepCopy()
+	if !ix.Share(cp) {
+		t.Fatalf("Share of a copy of the same version = false")
+	}
+	current("after Share of a copy", m, cp)
+
+	relabeled := withRV(mkPV("a", "10Gi", pvLabels("k", "v")), "2")
+	ix.Upsert(relabeled) // the same record, a new version
+	current("after a new version in the same record", m, nil)
+
+	m = find(FindOptions{})
+	ix.Upsert(withRV(mkPV("a", "20Gi"), "3")) // a new record
+	current("after a resize", m, nil)
+
+	m = find(FindOptions{})
+	ix.Delete("a")
+	current("after Delete", m, nil)
+
+	pre := withRV(mkPV("a", "10Gi", pvClaim("ns", "claim", "")), "4")
+	ix.Upsert(pre)
+	current("pre-bound", find(FindOptions{}), pre)
+}
+
 func TestUpsertInPlace(t *testing.T) {
 	ix := New()
 	ix.Upsert(mkPV("a", "10Gi", pvClaim("ns", "x", "u")))

@@ -1,7 +1,6 @@
 package pvindex
 
 import (
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/storage/volume"
 )
 
@@ -10,7 +9,7 @@ import (
 // want holds the claim's known access modes; unknown is true when it also
 // asks for modes the Index does not key on, which then are checked on each
 // candidate as FindMatchingVolume does.
-func (f *finder) classWide(prebound []*record, trees *modeTrees, want modeSet, unknown bool) *v1.PersistentVolume {
+func (f *finder) classWide(prebound []*record, trees *modeTrees, want modeSet, unknown bool) *record {
 	// The first volume (by name) pre-bound to the claim and of its class
 	// decides, whatever its access modes.
 	for _, r := range prebound {
@@ -20,7 +19,7 @@ func (f *finder) classWide(prebound []*record, trees *modeTrees, want modeSet, u
 		if f.opts.Node != nil && !r.fitsNode(f) {
 			return nil
 		}
-		return r.pv
+		return r
 	}
 	if f.opts.Node == nil && f.opts.DelayBinding || trees == nil {
 		return nil
@@ -38,10 +37,7 @@ func (f *finder) classWide(prebound []*record, trees *modeTrees, want modeSet, u
 			best = r
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	return best.pv
+	return best
 }
 
 // modesFit reports whether the volume offers every mode the claim asks for,
