@@ -48,16 +48,21 @@ func (t *tree) check(tb testing.TB) []key {
 			}
 			return
 		}
+		for _, k := range n.keys {
+			if k.prefix != namePrefix(k.name) {
+				tb.Fatalf("separator %v has prefix %#x, its name %#x", k.key, k.prefix, namePrefix(k.name))
+			}
+		}
 		if len(n.children) != len(n.keys)+1 {
 			tb.Fatalf("inner node with %d children and %d keys", len(n.children), len(n.keys))
 		}
 		for i, c := range n.children {
 			clo, chi := lo, hi
 			if i > 0 {
-				clo = &n.keys[i-1]
+				clo = &n.keys[i-1].key
 			}
 			if i < len(n.keys) {
-				chi = &n.keys[i]
+				chi = &n.keys[i].key
 			}
 			walk(c, clo, chi, d+1, false)
 		}
@@ -149,6 +154,29 @@ func TestTreeAgainstSortedSlice(t *testing.T) {
 		tr.check(t)
 		if tr.root != nil || tr.len != 0 {
 			t.Fatalf("round %d: tree not empty after removing everything", round)
+		}
+	}
+}
+
+// TestSeparatorCompare checks that comparing name prefixes first orders
+// keys as comparing their names does, with names that share prefixes,
+// differ only in length, or hold NUL and 0xff bytes.
+func TestSeparatorCompare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 2))
+	alphabet := []byte{0, 1, 'a', 'b', 0xfe, 0xff}
+	name := func() string {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 200_000 {
+		a := key{cap: capacity{n: int64(rng.IntN(2))}, name: name()}
+		b := key{cap: capacity{n: int64(rng.IntN(2))}, name: name()}
+		s := separatorOf(a)
+		if got, want := s.compare(b, namePrefix(b.name)), a.compare(b); got != want {
+			t.Fatalf("separator %q (cap %d) against %q (cap %d) = %d, keys compare %d", a.name, a.cap.n, b.name, b.cap.n, got, want)
 		}
 	}
 }
