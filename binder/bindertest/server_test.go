@@ -330,6 +330,18 @@ func TestErrors(t *testing.T) {
 			_, err := s.UpdateVolume(ctx, pv)
 			return err
 		}, apierrors.IsBadRequest},
+		{"invalid resourceVersion of a missing volume", func(s *bindertest.Server) error {
+			pv := newVolume("nope", "1Gi")
+			pv.ResourceVersion = "abc"
+			_, err := s.UpdateVolume(ctx, pv)
+			return err
+		}, apierrors.IsBadRequest},
+		{"stale resourceVersion", func(s *bindertest.Server) error {
+			pv, _ := s.GetVolume(ctx, "pv1")
+			pv.ResourceVersion = "1" + pv.ResourceVersion
+			_, err := s.UpdateVolume(ctx, pv)
+			return err
+		}, apierrors.IsConflict},
 		{"done context", func(s *bindertest.Server) error {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
@@ -347,6 +359,20 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error = %v (%T), want the other kind", err, err)
 			}
 		})
+	}
+}
+
+// TestUpdateResourceVersionIsANumber checks that an update's
+// resourceVersion is compared as the number kube-apiserver parses, not as
+// a string: leading zeros name the same version.
+func TestUpdateResourceVersionIsANumber(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newServer(t)
+	pv := mustCreateVolume(t, s, newVolume("pv1", "1Gi"))
+	pv.ResourceVersion = "00" + pv.ResourceVersion
+	pv.Labels = map[string]string{"k": "v"}
+	if _, err := s.UpdateVolume(ctx, pv); err != nil {
+		t.Fatalf("update with the stored version written %q = %v, want success", pv.ResourceVersion, err)
 	}
 }
 
