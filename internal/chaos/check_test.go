@@ -261,6 +261,18 @@ func TestStorageChecks(t *testing.T) {
 	}{
 		{"delete under a live claim", func(r *run) { r.st.remove(&instance{}, live) }, []string{ReclaimWhileClaimed, StorageLost}},
 		{"delete of a Retain volume", func(r *run) { r.st.remove(&instance{}, retain) }, []string{RetainDeleted}},
+		{"delete of a Retain volume's storage after a user deleted the object", func(r *run) {
+			if err := r.srv.DeleteVolume(context.Background(), retain.Name); err != nil {
+				t.Fatal(err)
+			}
+			r.st.remove(&instance{}, retain)
+		}, []string{RetainDeleted}},
+		{"cleanup of Retain storage whose volume's create failed", func(r *run) {
+			req := &binder.ProvisionRequest{VolumeName: "pvc-uid-x", ReclaimPolicy: v1.PersistentVolumeReclaimRetain}
+			pv := r.st.provision(&instance{}, req)
+			pv.Name = req.VolumeName // the Binder's object, never stored: no UID
+			r.st.remove(&instance{}, pv)
+		}, nil},
 		{"delete of a volume whose claim is bound elsewhere", func(r *run) {
 			elsewhere := live.DeepCopy()
 			elsewhere.Name, elsewhere.UID = "pv-4", ""

@@ -204,6 +204,12 @@ func (st *storage) begin(op string, pv *v1.PersistentVolume) *asset {
 		st.vs.add(ReclaimWhileClaimed, "%s of volume %s while its claim %s/%s (%s) exists", op, pv.Name,
 			pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name, pv.Spec.ClaimRef.UID)
 	}
+	// The Binder's own object of a provisioned volume (no UID: the API
+	// server never stored it) whose create failed: its storage is deleted
+	// whatever the class's reclaim policy, as Kubernetes'
+	// provisionClaimOperation deletes it after its last failed save (seed
+	// 920694: the class "keep" is Retain).
+	neverCreated := pv.UID == "" && !st.volumeExists(pv.Name, "")
 	if op == "delete" && st.liveVolumeUses(pv.Name, handle) {
 		st.vs.add(StorageLost, "storage %s deleted while volume %s is bound to a live claim", handle, pv.Name)
 	}
@@ -214,7 +220,7 @@ func (st *storage) begin(op string, pv *v1.PersistentVolume) *asset {
 		a = &asset{}
 		st.assets[handle] = a
 	}
-	if op == "delete" && a.policy == v1.PersistentVolumeReclaimRetain {
+	if op == "delete" && a.policy == v1.PersistentVolumeReclaimRetain && !neverCreated {
 		st.vs.add(RetainDeleted, "storage %s of Retain volume %s deleted", handle, pv.Name)
 	}
 	if a.busy > 0 {

@@ -15,7 +15,10 @@ const (
 	// HalfBound: a volume bound by UID to an existing claim that is not
 	// bound to it.
 	HalfBound = "half-bound"
-	// RetainDeleted: a Retain volume, or its storage, deleted.
+	// RetainDeleted: a Retain volume, or its storage, deleted. The storage
+	// of a provisioned volume whose object was never created is not a
+	// Retain volume's yet: Kubernetes deletes it after the last failed
+	// create, whatever the class's reclaim policy.
 	RetainDeleted = "retain-deleted"
 	// ReclaimWhileClaimed: a volume's storage deleted or recycled, or the
 	// volume deleted, while the claim it is bound to (by UID) exists and
