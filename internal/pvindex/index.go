@@ -415,18 +415,11 @@ func (f *finder) preboundFits(r *record) bool {
 		r.group.Value().vac == f.group.vac && !r.deleting
 }
 
-// smallest returns the first candidate of t, from the requested capacity up,
-// that passes the checks the tree does not encode.
-func (f *finder) smallest(t *tree) *v1.PersistentVolume {
-	if r := f.smallestRecord(t, false, nil); r != nil {
-		return r.pv
-	}
-	return nil
-}
-
-// smallestRecord is smallest; checkModes adds FindMatchingVolume's
-// CheckAccessModes, needed only for claims with unknown modes. When below is
-// set, only records ordered before it are considered.
+// smallestRecord returns the first candidate of t, from the requested
+// capacity up, that passes the checks the tree does not encode; checkModes
+// adds FindMatchingVolume's CheckAccessModes, needed only for claims with
+// unknown modes. When below is set, only records ordered before it are
+// considered.
 func (f *finder) smallestRecord(t *tree, checkModes bool, below *record) *record {
 	c := t.atLeast(f.request)
 	for r := c.next(); r != nil; r = c.next() {
