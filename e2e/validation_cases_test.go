@@ -320,6 +320,25 @@ func validationCases() []vcase {
 			asPV(o).ResourceVersion = ""
 			asPV(o).Labels["tier"] = "fast"
 		}},
+		// The resourceVersion precondition: kube-apiserver parses the
+		// version, so leading zeros name the stored one.
+		{name: "pv update with the resourceVersion in leading zeros", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).ResourceVersion = "00" + asPV(o).ResourceVersion
+			asPV(o).Labels["tier"] = "fast"
+		}},
+		{name: "pv update with a stale resourceVersion", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).ResourceVersion += "0" // a later version than the stored one
+			asPV(o).Labels["tier"] = "fast"
+		}},
+		{name: "pv update with a non-numeric resourceVersion", obj: pvMut(), update: func(o runtime.Object) {
+			asPV(o).ResourceVersion = "abc"
+			asPV(o).Labels["tier"] = "fast"
+		}},
+		{name: "pvc status update with the resourceVersion in leading zeros", obj: pvcMut(), status: true,
+			update: setPVC(func(c *v1.PersistentVolumeClaim) {
+				c.ResourceVersion = "0" + c.ResourceVersion
+				c.Status.Phase = v1.ClaimLost
+			})},
 		{name: "pvc update access modes", obj: pvcMut(), update: setPVC(func(c *v1.PersistentVolumeClaim) {
 			c.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteMany}
 		})},

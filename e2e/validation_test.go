@@ -90,6 +90,30 @@ func TestValidationMatchesKubeAPIServer(t *testing.T) {
 	}
 }
 
+// TestUpdateOfMissingMatchesKubeAPIServer updates a volume that does not
+// exist, without a resourceVersion, with one and with one that is not a
+// number, on bindertest and on kube-apiserver, and compares the verdicts.
+func TestUpdateOfMissingMatchesKubeAPIServer(t *testing.T) {
+	f := newFixture(t)
+	for _, rv := range []string{"", "5", "abc"} {
+		t.Run("resourceVersion="+rv, func(t *testing.T) {
+			pv := pvMut()(vnames{ns: f.ns, name: f.ns + "-missing"}).(*v1.PersistentVolume)
+			pv.ResourceVersion = rv
+			_, err := realWriter{cs: f.cs}.update(t.Context(), pv.DeepCopy(), false)
+			real := verdictOf(err)
+			_, err = memWriter{srv: bindertest.New()}.update(t.Context(), pv, false)
+			mem := verdictOf(err)
+			if diff := cmp.Diff(real, mem); diff != "" {
+				t.Errorf("verdict (-kube-apiserver +bindertest):\n%s", diff)
+			}
+			if real.OK {
+				t.Errorf("kube-apiserver accepted an update of a missing volume")
+			}
+			t.Logf("%s", real)
+		})
+	}
+}
+
 // writer is the API a case is sent to.
 type writer interface {
 	create(ctx context.Context, obj runtime.Object) (runtime.Object, error)
