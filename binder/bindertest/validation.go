@@ -132,6 +132,16 @@ func metaOf(o object) *metav1.ObjectMeta {
 // will be generated from generateName is checked with a sample suffix, as
 // the API checks the generated name.
 func validateMeta(meta *metav1.ObjectMeta, namespaced bool) field.ErrorList {
+	if plainMetaValid(meta, namespaced) {
+		return nil
+	}
+	return validateMetaFully(meta, namespaced)
+}
+
+// validateMetaFully is validateMeta without the shortcut of
+// plainMetaValid: apimachinery's ValidateObjectMeta and the finalizer
+// names.
+func validateMetaFully(meta *metav1.ObjectMeta, namespaced bool) field.ErrorList {
 	m := meta
 	if m.Name == "" && m.GenerateName != "" {
 		c := *meta
@@ -189,12 +199,18 @@ func immutable(next, old any, path *field.Path) field.ErrorList {
 // dnsSubdomain returns an Invalid error per problem of value as a DNS-1123
 // subdomain (object, class and secret names).
 func dnsSubdomain(value string, path *field.Path) field.ErrorList {
+	if isDNS1123Subdomain(value, false) {
+		return nil
+	}
 	return invalidEach(path, value, validation.IsDNS1123Subdomain(value))
 }
 
 // dnsLabel is dnsSubdomain for DNS-1123 labels (namespaces, container and
 // volume names).
 func dnsLabel(value string, path *field.Path) field.ErrorList {
+	if isDNS1123Label(value) {
+		return nil
+	}
 	return invalidEach(path, value, validation.IsDNS1123Label(value))
 }
 

@@ -15,14 +15,14 @@ const betaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"
 // validateClaim checks a PersistentVolumeClaim as a create does.
 func validateClaim(pvc *v1.PersistentVolumeClaim) field.ErrorList {
 	errs := validateMeta(&pvc.ObjectMeta, true)
-	spec := field.NewPath("spec")
-	errs = append(errs, validateAccessModes(pvc.Spec.AccessModes, spec.Child("accessModes"), "at least 1 access mode is required")...)
+	spec := specPath
+	errs = append(errs, validateAccessModes(pvc.Spec.AccessModes, specAccessModes, "at least 1 access mode is required")...)
 	if pvc.Spec.Selector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(pvc.Spec.Selector,
 			metav1validation.LabelSelectorValidationOptions{}, spec.Child("selector"))...)
 	}
 	// The API reports the storage request as spec.resources[storage].
-	sp := spec.Child("resources").Key(string(v1.ResourceStorage))
+	sp := specRequestedStorage
 	if q, ok := pvc.Spec.Resources.Requests[v1.ResourceStorage]; !ok {
 		errs = append(errs, field.Required(sp, ""))
 	} else if e := positiveQuantity(q, sp); len(e) > 0 {
@@ -31,7 +31,7 @@ func validateClaim(pvc *v1.PersistentVolumeClaim) field.ErrorList {
 		errs = append(errs, nonNegativeQuantity(q, sp)...)
 	}
 	if c := pvc.Spec.StorageClassName; c != nil && *c != "" {
-		errs = append(errs, dnsSubdomain(*c, spec.Child("storageClassName"))...)
+		errs = append(errs, dnsSubdomain(*c, specStorageClassName)...)
 	}
 	if m := pvc.Spec.VolumeMode; m != nil && !volumeModes.Has(*m) {
 		errs = append(errs, field.NotSupported(spec.Child("volumeMode"), *m, sets.List(volumeModes)))

@@ -30,22 +30,22 @@ const mountOptionsAnnotation = "volume.beta.kubernetes.io/mount-options"
 // validateVolume checks a PersistentVolume as a create does.
 func validateVolume(pv *v1.PersistentVolume) field.ErrorList {
 	errs := validateMeta(&pv.ObjectMeta, false)
-	spec := field.NewPath("spec")
-	errs = append(errs, validateAccessModes(pv.Spec.AccessModes, spec.Child("accessModes"), "")...)
-	errs = append(errs, validateCapacity(pv.Spec.Capacity, spec.Child("capacity"))...)
+	spec := specPath
+	errs = append(errs, validateAccessModes(pv.Spec.AccessModes, specAccessModes, "")...)
+	errs = append(errs, validateCapacity(pv.Spec.Capacity, specCapacity)...)
 	if p := pv.Spec.PersistentVolumeReclaimPolicy; p != "" && !reclaimPolicy.Has(p) {
 		errs = append(errs, field.NotSupported(spec.Child("persistentVolumeReclaimPolicy"), p, sets.List(reclaimPolicy)))
 	}
 	hasAffinity := pv.Spec.NodeAffinity != nil
 	if hasAffinity {
-		errs = append(errs, validateVolumeNodeAffinity(pv.Spec.NodeAffinity, spec.Child("nodeAffinity"))...)
+		errs = append(errs, validateVolumeNodeAffinity(pv.Spec.NodeAffinity, specNodeAffinity)...)
 	}
-	errs = append(errs, validateVolumeSources(&pv.Spec, hasAffinity, spec)...)
+	errs = append(errs, validateVolumeSources(&pv.Spec, hasAffinity)...)
 	if hp := pv.Spec.HostPath; hp != nil && path.Clean(hp.Path) == "/" && pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(spec.Child("persistentVolumeReclaimPolicy"), "a hostPath volume of / cannot be recycled"))
 	}
 	if c := pv.Spec.StorageClassName; c != "" {
-		errs = append(errs, dnsSubdomain(c, spec.Child("storageClassName"))...)
+		errs = append(errs, dnsSubdomain(c, specStorageClassName)...)
 	}
 	if m := pv.Spec.VolumeMode; m != nil && !volumeModes.Has(*m) {
 		errs = append(errs, field.NotSupported(spec.Child("volumeMode"), *m, sets.List(volumeModes)))
@@ -106,6 +106,9 @@ func validateCapacity(c v1.ResourceList, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p, c, []v1.ResourceName{v1.ResourceStorage}))
 	}
 	for name, q := range c {
+		if q.Sign() > 0 && q.Value() >= 0 {
+			continue // what the checks below accept, without the key's path
+		}
 		kp := p.Key(string(name))
 		errs = append(errs, validQuantity(q, kp)...)
 		errs = append(errs, positiveQuantity(q, kp)...)
@@ -136,6 +139,9 @@ func nonNegativeQuantity(q resource.Quantity, p *field.Path) field.ErrorList {
 }
 
 func validateVolumeNodeAffinity(a *v1.VolumeNodeAffinity, p *field.Path) field.ErrorList {
+	if a.Required != nil && nodeSelectorValid(a.Required) {
+		return nil
+	}
 	if a.Required == nil {
 		return field.ErrorList{field.Required(p.Child("required"), "must specify required node constraints")}
 	}
@@ -216,24 +222,24 @@ type volumeSource struct {
 
 // validateVolumeSources checks that exactly one source is set, in the
 // API's order: a second one is forbidden, none is required.
-func validateVolumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool, spec *field.Path) field.ErrorList {
+func validateVolumeSources(s *v1.PersistentVolumeSpec, hasAffinity bool) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
-	for _, src := range volumeSources {
+	for i, src := range volumeSources {
 		if !src.set(s) {
 			continue
 		}
 		if n > 0 && src.name != "flexVolume" {
-			errs = append(errs, field.Forbidden(spec.Child(src.name), "may not specify more than 1 volume type"))
+			errs = append(errs, field.Forbidden(sourcePaths[i], "may not specify more than 1 volume type"))
 			continue
 		}
 		n++
 		if src.check != nil {
-			errs = append(errs, src.check(s, hasAffinity, spec.Child(src.name))...)
+			errs = append(errs, src.check(s, hasAffinity, sourcePaths[i])...)
 		}
 	}
 	if n == 0 {
-		errs = append(errs, field.Required(spec, "must specify a volume type"))
+		errs = append(errs, field.Required(specPath, "must specify a volume type"))
 	}
 	return errs
 }
@@ -325,8 +331,13 @@ func validateNFS(nfs *v1.NFSVolumeSource, p *field.Path) field.ErrorList {
 }
 
 func validateCSISource(csi *v1.CSIPersistentVolumeSource, p *field.Path) field.ErrorList {
-	errs := validateCSIDriverName(csi.Driver, p.Child("driver"))
-	errs = append(errs, required(csi.VolumeHandle, p.Child("volumeHandle"))...)
+	var errs field.ErrorList
+	if !isCSIDriverName(csi.Driver) {
+		errs = validateCSIDriverName(csi.Driver, p.Child("driver"))
+	}
+	if csi.VolumeHandle == "" {
+		errs = append(errs, field.Required(p.Child("volumeHandle"), ""))
+	}
 	for _, ref := range []struct {
 		name string
 		ref  *v1.SecretReference

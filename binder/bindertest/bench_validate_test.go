@@ -1,0 +1,59 @@
+package bindertest_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/volbind/volbind/binder/bindertest"
+)
+
+// BenchmarkValidate measures the validation of a create (Validate, which
+// Create and Seed run) of the objects volbind simulate generates: a zonal
+// CSI volume with topology labels and node affinity, and a claim of a
+// storage class. Validate copies the object and applies the API's
+// defaults first, as a create does.
+func BenchmarkValidate(b *testing.B) {
+	zone := "zone-a"
+	for _, c := range []struct {
+		kind string
+		obj  runtime.Object
+	}{
+		{"volume", &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pv-000042", Labels: map[string]string{v1.LabelTopologyZone: zone, v1.LabelTopologyRegion: "region-1"}},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Gi")},
+				AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				StorageClassName:              "class-1",
+				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+				PersistentVolumeSource: v1.PersistentVolumeSource{
+					CSI: &v1.CSIPersistentVolumeSource{Driver: "disk.csi.example.com", VolumeHandle: "vol-000042"},
+				},
+				NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+					MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{zone}}},
+				}}}},
+			},
+		}},
+		{"claim", &v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "claim-000042", Namespace: "ns-07"},
+			Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("8Gi")}},
+				StorageClassName: ptr.To("class-1"),
+			},
+		}},
+	} {
+		b.Run("kind="+c.kind, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bindertest.Validate(c.obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
