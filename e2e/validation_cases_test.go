@@ -108,6 +108,16 @@ func nodeAffinityOf(reqs ...v1.NodeSelectorRequirement) *v1.VolumeNodeAffinity {
 	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: reqs}}}}
 }
 
+// nameOfLength pads a volume's name to n bytes.
+func nameOfLength(n int) func(*v1.PersistentVolume) {
+	return func(pv *v1.PersistentVolume) { pv.Name += strings.Repeat("a", n-len(pv.Name)) }
+}
+
+// label adds a label to a volume.
+func label(key, value string) func(*v1.PersistentVolume) {
+	return func(pv *v1.PersistentVolume) { pv.Labels[key] = value }
+}
+
 func local(pv *v1.PersistentVolume) {
 	pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/disk"}}
 }
@@ -148,6 +158,36 @@ func validationCases() []vcase {
 		{name: "pv valid generateName", obj: pvMut(func(pv *v1.PersistentVolume) { pv.GenerateName, pv.Name = pv.Name+"-", "" })},
 		{name: "pv claimRef of any shape", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.ClaimRef = &v1.ObjectReference{Name: "x"} })},
 		{name: "pv bad name", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Name = "Bad_Name!" })},
+		// The edges of the format checks bindertest makes without regular
+		// expressions (binder/bindertest/validation_names.go).
+		{name: "pv name of 253 bytes", obj: pvMut(nameOfLength(253))},
+		{name: "pv name of 254 bytes", obj: pvMut(nameOfLength(254))},
+		{name: "pv name of dotted labels", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Name += ".x-1.2" })},
+		{name: "pv name with an empty label", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Name += "..x" })},
+		{name: "pv name ending in a dash", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Name += "-" })},
+		{name: "pv label value of 63 bytes", obj: pvMut(label("example.com/Tier", strings.Repeat("v", 63)))},
+		{name: "pv label value of 64 bytes", obj: pvMut(label("tier", strings.Repeat("v", 64)))},
+		{name: "pv label value ending in a dot", obj: pvMut(label("tier", "a."))},
+		{name: "pv label key of an upper-case prefix", obj: pvMut(label("Example.com/tier", "a"))},
+		{name: "pv label key of two slashes", obj: pvMut(label("example.com/a/b", "a"))},
+		{name: "pv annotation key of an upper-case prefix", obj: pvMut(func(pv *v1.PersistentVolume) {
+			pv.Annotations = map[string]string{"Example.COM/Note": "x"}
+		})},
+		{name: "pv annotation key with a space", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Annotations = map[string]string{"a note": "x"} })},
+		{name: "pv csi driver in upper case", obj: pvMut(csi, func(pv *v1.PersistentVolume) { pv.Spec.CSI.Driver = "CSI.Example.com" })},
+		{name: "pv csi driver of 64 bytes", obj: pvMut(csi, func(pv *v1.PersistentVolume) { pv.Spec.CSI.Driver = strings.Repeat("d", 60) + ".com" })},
+		{name: "pv csi driver ending in a dot", obj: pvMut(csi, func(pv *v1.PersistentVolume) { pv.Spec.CSI.Driver = "csi.example." })},
+		{name: "pv affinity of a prefixed key and mixed-case value", obj: pvMut(local, func(pv *v1.PersistentVolume) {
+			pv.Spec.NodeAffinity = nodeAffinityOf(in(v1.LabelTopologyZone, "Zone_A.1"), in("example.com/Rack", "r1", "r2"))
+		})},
+		{name: "pv affinity of a node name field", obj: pvMut(local, func(pv *v1.PersistentVolume) {
+			pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"node-1"}}},
+			}}}}
+		})},
+		{name: "pv affinity value of 64 bytes", obj: pvMut(local, func(pv *v1.PersistentVolume) {
+			pv.Spec.NodeAffinity = nodeAffinityOf(in("zone", strings.Repeat("z", 64)))
+		})},
 		{name: "pv capacity 0", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.Capacity[v1.ResourceStorage] = gi("0") })},
 		{name: "pv negative capacity", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.Capacity[v1.ResourceStorage] = gi("-1Gi") })},
 		{name: "pv no capacity", obj: pvMut(func(pv *v1.PersistentVolume) { pv.Spec.Capacity = nil })},
