@@ -77,7 +77,7 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 // that finds its key already there is a cache miss (the Binder's resync
 // lookups were 5 % of its binding path's CPU).
 func (c *Latest[T]) StoreAdded(obj T) (stored, added bool, err error) {
-	_, rv, err := objectVersion(c.description, obj)
+	rv, err := versionOf(c.description, obj)
 	if err != nil {
 		return false, false, fmt.Errorf("cache: store: %w", err)
 	}
@@ -117,7 +117,7 @@ func (c *Latest[T]) StoreAdded(obj T) (stored, added bool, err error) {
 // one object. Errors are Store's. The pointer is stored as given: the caller
 // must not mutate obj afterwards.
 func (c *Latest[T]) Share(obj T) (shared bool, err error) {
-	_, rv, err := objectVersion(c.description, obj)
+	rv, err := versionOf(c.description, obj)
 	if err != nil {
 		return false, fmt.Errorf("cache: share: %w", err)
 	}
