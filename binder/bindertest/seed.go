@@ -97,6 +97,19 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 	return nil
 }
 
+// Grow makes room in the store of kind for n more objects, as a map's size
+// hint does, so that a cluster seeded in chunks (volbind simulate seeds
+// 10,000 objects per Seed) is not stored by regrowing the store's maps: at
+// a million volumes and a million claims that regrowth took 2.1 s of CPU
+// (2 cores), mostly hashing stored keys no longer in the caches again.
+// It stores nothing; n below minReserve or below the objects of kind
+// stored already does nothing.
+func (s *Server) Grow(kind Kind, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserveLocked(kind, n)
+}
+
 // reserveLocked makes room in the store of kind for n more objects at
 // once when they are at least as many as it holds: a store grown one
 // insert at a time moves each object about twice as its map grows, and

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/volbind/volbind/binder/bindertest"
 )
 
 // TestSeedLarge seeds more volumes than the store holds, twice (the store
@@ -58,5 +60,38 @@ func TestSeedLarge(t *testing.T) {
 	}
 	if touched != 4 {
 		t.Errorf("%d volumes updated, want 4", touched)
+	}
+}
+
+// TestGrowKeepsStored makes room for more volumes than are stored, then
+// seeds them in small chunks: Grow stores nothing and loses nothing, and
+// every volume seeded before or after it is readable.
+func TestGrowKeepsStored(t *testing.T) {
+	s, _ := newServer(t)
+	ctx := context.Background()
+	if err := s.Seed(ctx, newVolume("pv-first", "1Gi")); err != nil {
+		t.Fatal(err)
+	}
+	s.Grow(bindertest.KindVolume, 3000)
+	s.Grow(bindertest.KindVolume, 10) // below the smallest reservation: nothing
+	if n := len(s.Volumes()); n != 1 {
+		t.Fatalf("%d volumes after Grow, want 1", n)
+	}
+	for chunk := range 3 {
+		var objs []runtime.Object
+		for i := range 1000 {
+			objs = append(objs, newVolume("pv-"+strconv.Itoa(chunk*1000+i), "1Gi"))
+		}
+		if err := s.Seed(ctx, objs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.Volumes()); n != 3001 {
+		t.Fatalf("%d volumes stored, want 3001", n)
+	}
+	for _, name := range []string{"pv-first", "pv-0", "pv-2999"} {
+		if _, err := s.GetVolume(ctx, name); err != nil {
+			t.Errorf("get %s: %v", name, err)
+		}
 	}
 }

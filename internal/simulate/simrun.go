@@ -143,6 +143,10 @@ func runSimulation(ctx context.Context, o simulateOptions, objs *manifest.Object
 	podQueue := podKeys(objs.Pods) // the scheduler's queue
 	started := len(objs.Volumes) > 0
 	workload := objs.Workload()
+	// Seeded in chunks: the store is sized for all at once.
+	srv.Grow(bindertest.KindVolume, len(objs.Volumes))
+	srv.Grow(bindertest.KindClaim, len(objs.Claims))
+	srv.Grow(bindertest.KindPod, len(objs.Pods))
 	if err := seedReleasing(ctx, srv, objs.TakeInfrastructure()); err != nil {
 		return nil, fmt.Errorf("simulate: seed the in-memory API: %w", err)
 	}
