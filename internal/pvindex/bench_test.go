@@ -178,8 +178,10 @@ func BenchmarkFindMatchingVolume(b *testing.B) {
 }
 
 // BenchmarkUpsert replaces one volume of an index of n with a new version of
-// another size (the informer update path), and (change=phase) a bound
-// volume with a version of another phase, which keeps its place.
+// another size (the informer update path), (change=phase) a bound volume
+// with a version of another phase, which keeps its place, and
+// (change=bound-size) a bound volume with a version of another size, which
+// takes a new record under the same claim.
 func BenchmarkUpsert(b *testing.B) {
 	for _, n := range benchSizes {
 		vols := benchCluster(n)
@@ -223,6 +225,22 @@ func BenchmarkUpsert(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				ix.Upsert(bound[i%n][(i/n)%2])
+				i++
+			}
+		})
+		// Bound volumes resized: a new record under the same claim.
+		resized := make([][2]*v1.PersistentVolume, len(vols))
+		for i, pv := range bound {
+			big := pv[0].DeepCopy()
+			big.Spec.Capacity = next[i].Spec.Capacity
+			resized[i] = [2]*v1.PersistentVolume{pv[0], big}
+			ix.Upsert(pv[0])
+		}
+		b.Run(fmt.Sprintf("pvs=%d/change=bound-size", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				ix.Upsert(resized[i%n][(i/n+1)%2])
 				i++
 			}
 		})

@@ -62,3 +62,19 @@ func (ix *Index) unlinkClaimLocked(r *record) {
 	}
 	ix.byClaim[k] = list[0]
 }
+
+// relinkClaimLocked puts r in old's place under the claim both name (r
+// replaces old, of the same volume name). The caller holds ix.mu for
+// writing.
+func (ix *Index) relinkClaimLocked(old, r *record) {
+	k := r.claim()
+	if list, ok := ix.claimedMore[k]; ok {
+		// Sorted by name: r takes old's index. byClaim holds one of
+		// them, maybe old.
+		list[slices.Index(list, old)] = r
+		if ix.byClaim[k] != old {
+			return
+		}
+	}
+	ix.byClaim[k] = r
+}

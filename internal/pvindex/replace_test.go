@@ -1,0 +1,111 @@
+package pvindex
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// checkLinks fails t unless the Index's maps and trees hold exactly its
+// records: every record of byName with a volume, each with a claimRef
+// filed under its claim (byClaim holding it, or for a claim of several,
+// claimedMore listing them sorted by name and byClaim one of them), the
+// candidates in their trees, and the mode counts those of the records.
+func checkLinks(t *testing.T, ix *Index) {
+	t.Helper()
+	want := map[claimKey][]*record{}
+	var sets [numModeSets]int
+	candidates := 0
+	for name, r := range ix.byName {
+		if r.pv == nil || r.key.name != name {
+			t.Fatalf("byName[%s] holds a retired or misnamed record", name)
+		}
+		sets[r.modes]++
+		if r.candidate {
+			candidates++
+		}
+		if r.hasClaim() {
+			want[r.claim()] = append(want[r.claim()], r)
+		}
+	}
+	if sets != ix.sets {
+		t.Fatalf("mode counts %v, records have %v", ix.sets, sets)
+	}
+	for k, rs := range want {
+		slices.SortFunc(rs, func(a, b *record) int { return strings.Compare(a.key.name, b.key.name) })
+		if !slices.Contains(rs, ix.byClaim[k]) {
+			t.Fatalf("byClaim[%v] holds none of the claim's volumes", k)
+		}
+		if len(rs) == 1 {
+			if _, ok := ix.claimedMore[k]; ok {
+				t.Fatalf("claimedMore[%v] kept for one volume", k)
+			}
+		} else if !slices.Equal(ix.claimedMore[k], rs) {
+			t.Fatalf("claimedMore[%v] does not list the claim's %d volumes in order", k, len(rs))
+		}
+	}
+	if len(ix.byClaim) != len(want) {
+		t.Fatalf("byClaim has %d claims, the records name %d", len(ix.byClaim), len(want))
+	}
+	inTrees := 0
+	for _, ts := range ix.trees {
+		if ts.empty() {
+			t.Fatal("an empty tree set is kept")
+		}
+		for i := range ts {
+			inTrees += ts[i].len
+		}
+	}
+	if inTrees != candidates {
+		t.Fatalf("%d records in trees, %d candidates", inTrees, candidates)
+	}
+}
+
+// TestUpsertReplacesLinks upserts and deletes random versions of a few
+// volumes (claimRefs to a few claims or none, sizes, phases, classes, access
+// modes) and checks after each step that the Index links exactly its
+// current records: a replaced record leaves every map and tree, whether
+// its claim, its place or both changed.
+func TestUpsertReplacesLinks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 7))
+	names := []string{"pv-a", "pv-b", "pv-c", "pv-d"}
+	claims := []string{"", "claim-1", "claim-2"}
+	relinked := 0
+	ix := New()
+	for step := range 5000 {
+		name := names[rng.IntN(len(names))]
+		if rng.IntN(8) == 0 {
+			ix.Delete(name)
+			checkLinks(t, ix)
+			continue
+		}
+		pv := &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:         v1.ResourceList{v1.ResourceStorage: resource.MustParse([]string{"1Gi", "2Gi"}[rng.IntN(2)])},
+				AccessModes:      [][]v1.PersistentVolumeAccessMode{{v1.ReadWriteOnce}, {v1.ReadWriteMany}}[rng.IntN(2)],
+				StorageClassName: []string{"", "gold"}[rng.IntN(2)],
+			},
+			Status: v1.PersistentVolumeStatus{Phase: []v1.PersistentVolumePhase{v1.VolumeAvailable, v1.VolumeBound}[rng.IntN(2)]},
+		}
+		if c := claims[rng.IntN(len(claims))]; c != "" {
+			pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: c}
+		}
+		if old := ix.byName[name]; old != nil && old.hasClaim() && pv.Spec.ClaimRef != nil && old.claim().name == pv.Spec.ClaimRef.Name {
+			relinked++
+		}
+		ix.Upsert(pv)
+		checkLinks(t, ix)
+		if got, _ := ix.Get(name); got != pv {
+			t.Fatalf("step %d: Get(%s) is not the upserted version", step, name)
+		}
+	}
+	if relinked < 500 {
+		t.Fatalf("only %d upserts kept their claim", relinked)
+	}
+}
