@@ -1,6 +1,7 @@
 package bindertest_test
 
 import (
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,6 +53,29 @@ func BenchmarkValidate(b *testing.B) {
 			for b.Loop() {
 				if err := bindertest.Validate(c.obj); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSharedVolumes lists a store of n volumes in name order without
+// copying them, as volbind simulate's report does.
+func BenchmarkSharedVolumes(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("volumes=%d", n), func(b *testing.B) {
+			s, _ := newServer(b)
+			objs := make([]runtime.Object, n)
+			for i := range objs {
+				objs[i] = newVolume(fmt.Sprintf("pv-%07d", (i*7919)%n), "1Gi")
+			}
+			if err := s.Seed(b.Context(), objs...); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := s.SharedVolumes(); len(got) != n {
+					b.Fatalf("%d volumes listed, want %d", len(got), n)
 				}
 			}
 		})

@@ -612,15 +612,25 @@ func (s *Server) begin(ctx context.Context, v verbIndex, kind Kind, namespace, n
 
 // sortedLocked returns the stored versions of kind sorted by key.
 func (s *Server) sortedLocked(kind Kind) []object {
+	// The pairs are sorted, not the keys alone: looking each sorted key up
+	// again was a cold map lookup per object. BenchmarkSharedVolumes, 2
+	// cores: 100,000 volumes 98 → 72 ms (medians of 3), a million 2.42,
+	// 2.14 → 1.68, 1.45 s; 10,000 within the noise (3.8 → 4.0 ms).
 	m := s.objs[kind]
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	pairs := make([]keyed, 0, len(m))
+	for k, o := range m {
+		pairs = append(pairs, keyed{k, o})
 	}
-	slices.SortFunc(keys, cmp.Compare)
-	out := make([]object, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
+	slices.SortFunc(pairs, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	out := make([]object, len(pairs))
+	for i, p := range pairs {
+		out[i] = p.obj
 	}
 	return out
+}
+
+// keyed is a stored object and its store key.
+type keyed struct {
+	key string
+	obj object
 }
