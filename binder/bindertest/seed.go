@@ -78,7 +78,7 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 	for _, it := range items {
 		if it.obj.GetUID() == "" {
 			s.seq++
-			it.obj.SetUID(uidFor(s.seq))
+			it.obj.SetUID(s.uids.uid(s.seq))
 		}
 		if !check {
 			if s.unvalidated == nil {

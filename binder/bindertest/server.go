@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
@@ -94,6 +93,8 @@ type Server struct {
 	rv uint64
 	// seq numbers UIDs and generated names.
 	seq uint64
+	// uids formats the UIDs of seq's numbers.
+	uids uidBlocks
 	// objs holds the stored version of each object by kind and key
 	// ("name" or "namespace/name"). Stored versions are immutable.
 	objs [numKinds]map[string]object
@@ -156,11 +157,6 @@ func objectKey(kind Kind, namespace, name string) string {
 		return namespace + "/" + name
 	}
 	return name
-}
-
-// uidFor returns a deterministic UUID-shaped UID for sequence number n.
-func uidFor(n uint64) types.UID {
-	return types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(n>>48), n&(1<<48-1)))
 }
 
 // now returns the clock's time at the second precision the API serializes.
@@ -269,7 +265,7 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 		return nil, apierrors.NewAlreadyExists(kind.groupResource(), obj.GetName())
 	}
 	s.seq++
-	obj.SetUID(uidFor(s.seq))
+	obj.SetUID(s.uids.uid(s.seq))
 	queued := s.insertLocked(kind, key, obj)
 	s.mu.Unlock()
 	if queued {
