@@ -10,13 +10,21 @@ import (
 
 // The format checks of names, label keys and label values that every
 // create makes, as loops over the bytes instead of apimachinery's regular
-// expressions. Each reports exactly what the apimachinery function it
-// names accepts (validation_names_test.go compares them on every string of
-// a biased alphabet up to a length and on random long ones); the caller
-// runs the apimachinery function only when the loop rejects, for its
-// messages. A million-pair simulate run spent 9.0 s of 139 s of CPU in
-// those regular expressions and 5.2 s building the field paths of
-// metadata checks that passed (2 cores); see plainMetaValid.
+// expressions. Each accepts exactly what the apimachinery function it
+// names accepts (the caseless ones: for ASCII strings, giving no verdict
+// otherwise); validation_names_test.go compares them on every string of a
+// biased alphabet up to a length and on random long ones. The caller runs
+// the apimachinery function only when a loop rejects, for its messages.
+//
+// A million-pair simulate run spent 9.0 s of 139 s of CPU in those regular
+// expressions and 5.2 s building the field paths of checks that passed (2
+// cores). With the loops, plainMetaValid, nodeSelectorValid and the shared
+// paths of validation_paths.go: BenchmarkFormatChecks 451 → 40 ns for a
+// volume's name; BenchmarkValidate (copy, defaults and validation of a
+// create) 10.4–14.4 → 4.7 µs and 39 → 13 allocations for a zonal CSI
+// volume, 3.6–4.7 → 1.6–1.9 µs and 19 → 6 for a claim; a million-pair
+// simulate run took 0.83 of the wall time and 0.79 of the CPU of the run
+// before (medians of 2 pairs, A B A B).
 
 // Length limits of apimachinery's content checks.
 const (
