@@ -114,15 +114,17 @@ func (s *Server) Grow(kind Kind, n int) {
 // once when they are at least as many as it holds: a store grown one
 // insert at a time moves each object about twice as its map grows, and
 // at a million objects that growth took 2.7 s of CPU of a simulate run
-// (2 cores); copying what is stored moves each stored object once.
+// (2 cores); copying what is stored moves each stored object once. A map
+// made large enough before (by Grow) is kept.
 func (s *Server) reserveLocked(kind Kind, n int) {
 	old := s.objs[kind]
-	if n < minReserve || n < len(old) {
-		return
+	if n < minReserve || n < len(old) || len(old)+n <= s.reserved[kind] {
+		return // small, or the map was made large enough (by Grow)
 	}
 	grown := make(map[string]object, len(old)+n)
 	maps.Copy(grown, old)
 	s.objs[kind] = grown
+	s.reserved[kind] = len(old) + n
 }
 
 // minReserve is the smallest seed of one kind that reserveLocked makes

@@ -98,6 +98,9 @@ type Server struct {
 	// objs holds the stored version of each object by kind and key
 	// ("name" or "namespace/name"). Stored versions are immutable.
 	objs [numKinds]map[string]object
+	// reserved is, per kind, the size objs' map was last made for by
+	// reserveLocked (0: not reserved).
+	reserved [numKinds]int
 	// unvalidated holds the stored versions whose metadata and spec
 	// SeedInvalid stored without validation (replaceLocked carries the
 	// mark to the versions that keep them): an update of one is
