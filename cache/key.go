@@ -104,9 +104,9 @@ func objectVersion[T metav1.Object](what string, obj T) (string, uint64, error) 
 }
 
 // versionOf is objectVersion for callers that need no key: a namespaced
-// object's key is a new string, built here only for an error (Latest's
-// stores and shares of claims made 7.6 of them per binding, 4 bindings'
-// writes each, in BenchmarkBinderBindAll).
+// object's key is a new string, built here only for an error. Latest's
+// stores and shares of claims built it every time: 4 allocations per
+// binding of BenchmarkBinderBindAll at 10,000 pairs (24.3 → 20.3).
 func versionOf[T metav1.Object](what string, obj T) (uint64, error) {
 	if isNil(obj) {
 		return 0, fmt.Errorf("%s: nil object: %w", what, ErrInvalidObject)
