@@ -66,6 +66,7 @@ func checkFormat(t *testing.T, s string) {
 // '-', '.', '_', '/', a byte beyond ASCII, the Kelvin sign that
 // strings.ToLower makes 'k'), and on random strings at the length limits.
 func TestFormatChecksMatchApimachinery(t *testing.T) {
+	t.Parallel()
 	alphabet := []string{"a", "Z", "0", "-", ".", "_", "/", "é", "\u212a", "x."}
 	var walk func(prefix string, depth int)
 	n := 0
@@ -163,6 +164,7 @@ func randomMeta(rng *rand.Rand, long string) *metav1.ObjectMeta {
 // full metadata validation on random metadata of both scopes: whatever it
 // accepts, ValidateObjectMeta accepts.
 func TestPlainMetaValidNeverAcceptsInvalid(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	accepted, rejected := 0, 0
 	long := strings.Repeat("x", apivalidation.TotalAnnotationSizeLimitB)
@@ -197,6 +199,7 @@ func TestPlainMetaValidNeverAcceptsInvalid(t *testing.T) {
 // TestNodeSelectorValidMatchesFull checks nodeSelectorValid against
 // validateNodeSelector on random selectors: they agree on every one.
 func TestNodeSelectorValidMatchesFull(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	ops := []v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists,
 		v1.NodeSelectorOpDoesNotExist, v1.NodeSelectorOpGt, v1.NodeSelectorOpLt, "Near"}
