@@ -151,6 +151,7 @@ func (b *Binder) Run(ctx context.Context) error {
 	if len(b.cfg.Synced) > 0 && !toolscache.WaitForCacheSync(ctx.Done(), b.cfg.Synced...) {
 		return nil
 	}
+	b.store.index.ReserveClaims(b.store.volumes.Len())
 	rs, err := b.work.start(runSizes{claims: b.store.claims.Len(), volumes: b.store.volumes.Len()})
 	if err != nil {
 		return err

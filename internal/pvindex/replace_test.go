@@ -2,6 +2,7 @@ package pvindex
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +108,36 @@ func TestUpsertReplacesLinks(t *testing.T) {
 	}
 	if relinked < 500 {
 		t.Fatalf("only %d upserts kept their claim", relinked)
+	}
+}
+
+// TestReserveClaimsKeepsLinks reserves room in the claim map of an Index
+// that links some volumes: every link stays, and linking after works.
+func TestReserveClaimsKeepsLinks(t *testing.T) {
+	ix := New()
+	bound := func(name, claim string) *v1.PersistentVolume {
+		return &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1.PersistentVolumeSpec{ClaimRef: &v1.ObjectReference{Namespace: "ns", Name: claim}}}
+	}
+	ix.Upsert(bound("pv-a", "claim-1"))
+	ix.Upsert(bound("pv-b", "claim-1"))
+	ix.Upsert(bound("pv-c", "claim-2"))
+	before := ix.byClaim
+	ix.ReserveClaims(10)
+	if reflect.ValueOf(ix.byClaim).UnsafePointer() != reflect.ValueOf(before).UnsafePointer() {
+		t.Error("a reservation below the smallest made the map again")
+	}
+	ix.ReserveClaims(5000)
+	if reflect.ValueOf(ix.byClaim).UnsafePointer() == reflect.ValueOf(before).UnsafePointer() {
+		t.Error("the reservation made no room")
+	}
+	checkLinks(t, ix)
+	ix.Upsert(bound("pv-d", "claim-2"))
+	checkLinks(t, ix)
+	if got := ix.ClaimedBy("ns", "claim-2", ""); !slices.Equal(got, []string{"pv-c", "pv-d"}) {
+		t.Errorf("ClaimedBy(claim-2) = %v, want [pv-c pv-d]", got)
+	}
+	if got := ix.ClaimedBy("ns", "claim-1", ""); !slices.Equal(got, []string{"pv-a", "pv-b"}) {
+		t.Errorf("ClaimedBy(claim-1) = %v, want [pv-a pv-b]", got)
 	}
 }
