@@ -101,18 +101,24 @@ func isLabelValue(s string) bool {
 	return s == "" || len(s) <= labelMaxLen && labelBody(s)
 }
 
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // isQualifiedName reports whether validation.IsQualifiedName(s) is empty
 // (a label key: an optional DNS-1123 subdomain prefix and '/', and a name
 // part). With caseless, it reports that for strings.ToLower(s) when s is
 // ASCII, as annotation keys are checked; a key with other bytes gets no
 // verdict (false), since ToLower may map them to ASCII.
 func isQualifiedName(s string, caseless bool) bool {
-	if caseless {
-		for i := 0; i < len(s); i++ {
-			if s[i] >= 0x80 {
-				return false
-			}
-		}
+	if caseless && !isASCII(s) {
+		return false
 	}
 	prefix, name, hasPrefix := strings.Cut(s, "/")
 	if !hasPrefix {
