@@ -115,6 +115,8 @@ func New(api API, cfg Config) (*Binder, error) {
 	tcfg := trackerConfig{clock: cfg.Clock, retryBase: cfg.RetryBaseDelay, retryMax: cfg.RetryMaxDelay, metrics: queueProvider(m, b.kube)}
 	if cfg.ResyncPeriod > 0 {
 		tcfg.resync = jitter.ResyncConfig{Period: cfg.ResyncPeriod, Jitter: cfg.ResyncJitter, Clock: cfg.Clock}
+		tcfg.shards = b.store.claims.Shards()
+		tcfg.claimKeys, tcfg.volumeKeys = b.store.claims.AppendKeys, b.store.volumes.AppendKeys
 	}
 	if cfg.AvailableDelay > 0 {
 		var h *holds
@@ -159,13 +161,10 @@ func (b *Binder) Run(ctx context.Context) error {
 	defer b.work.stop(rs)
 
 	for _, pv := range b.store.volumes.List() {
-		b.work.track(volumeWork(pv.Name))
 		b.work.add(volumeWork(pv.Name))
 	}
 	for _, pvc := range b.store.claims.List() {
-		key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-		b.work.track(claimWork(key))
-		b.work.add(claimWork(key))
+		b.work.add(claimWork(cache.ClaimKey(pvc.Namespace, pvc.Name)))
 	}
 	b.setReady()
 	logger.V(2).Info("Starting volume binder", "claimWorkers", b.cfg.ClaimWorkers, "volumeWorkers", b.cfg.VolumeWorkers,

@@ -56,15 +56,18 @@ type Config struct {
 	ClaimWorkers, VolumeWorkers int
 	// ResyncPeriod is how often every object is synced again even without
 	// events; zero means DefaultResyncPeriod and a negative value disables
-	// the resync. Each object is resynced at its own stable offset within
-	// the period (jitter.Resync), so resyncs are spread evenly over time.
+	// the resync. The resync walks the Binder's caches a shard at a time
+	// (jitter.Sweep), a 64th of the objects at each 64th of the period
+	// (each object in the same shard while the process runs), so
+	// resyncs are spread evenly over time and cost no memory per object.
+	// A positive period must be at least 64ns.
 	// The resync also runs the repeated verification read of an object
 	// whose delete event may have been lost (see VolumeHandler); without
 	// resync that read waits for the object's next sync.
 	ResyncPeriod time.Duration
 	// ResyncJitter adds a random delay in [0, ResyncJitter*ResyncPeriod) to
-	// each resync, to keep replicas out of step. It must be in [0, 1);
-	// zero means none.
+	// each shard's resync, drawn anew every period, to keep replicas out of
+	// step. It must be in [0, 1); zero means none.
 	ResyncJitter float64
 	// RetryBaseDelay and RetryMaxDelay bound the exponential delay before a
 	// failed sync of a key is retried; zero means DefaultRetryBaseDelay and
@@ -147,6 +150,10 @@ type Config struct {
 	OperationMarkTTL time.Duration
 }
 
+// minResyncPeriod is the shortest positive ResyncPeriod: the resync
+// sweeps each of the caches' 64 shards at its own nanosecond at least.
+const minResyncPeriod = 64
+
 // withDefaults checks cfg and fills in the defaults.
 func (cfg Config) withDefaults() (Config, error) {
 	if cfg.ClaimWorkers < 0 || cfg.VolumeWorkers < 0 {
@@ -154,6 +161,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if !(cfg.ResyncJitter >= 0 && cfg.ResyncJitter < 1) {
 		return cfg, fmt.Errorf("binder: resync jitter %v is not in [0, 1): %w", cfg.ResyncJitter, ErrInvalidConfig)
+	}
+	if cfg.ResyncPeriod > 0 && cfg.ResyncPeriod < minResyncPeriod {
+		return cfg, fmt.Errorf("binder: resync period %v is shorter than %v, a nanosecond per cache shard: %w", cfg.ResyncPeriod, time.Duration(minResyncPeriod), ErrInvalidConfig)
 	}
 	if cfg.RetryBaseDelay < 0 || cfg.RetryMaxDelay < 0 {
 		return cfg, fmt.Errorf("binder: negative retry delay (base %v, max %v): %w", cfg.RetryBaseDelay, cfg.RetryMaxDelay, ErrInvalidConfig)

@@ -65,7 +65,7 @@ func (b *Binder) volumeChanged(obj any) {
 	if !ok || pv == nil {
 		return
 	}
-	stored, added, err := b.store.storeVolumeAdded(pv)
+	stored, err := b.store.storeVolume(pv)
 	if err != nil {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
@@ -82,16 +82,10 @@ func (b *Binder) volumeChanged(obj any) {
 		}
 		return
 	}
-	wk := volumeWork(pv.Name)
-	if added {
-		// Registered once per name (a name in the cache is registered;
-		// see volumeDeleted for the other half of that).
-		b.work.track(wk)
-	}
 	if b.own.event(ownVolume(pv), pv.ResourceVersion) {
 		return // the update in flight settles it
 	}
-	b.work.add(wk)
+	b.work.add(volumeWork(pv.Name))
 }
 
 func (b *Binder) volumeDeleted(obj any) {
@@ -104,8 +98,7 @@ func (b *Binder) volumeDeleted(obj any) {
 	b.kube.opDone(pv.Name)
 	if gone {
 		// Unless a volume re-created under the name is held: its
-		// resync and hold are its own.
-		b.forgetVolume(pv.Name)
+		// hold is its own.
 		b.avail.volumeGone(pv.Name)
 	} else {
 		b.work.add(volumeWork(pv.Name)) // its verification read
@@ -121,28 +114,6 @@ func (b *Binder) volumeDeleted(obj any) {
 	}
 }
 
-// forgetVolume stops the resync of a volume the store dropped. A name is
-// registered once, when the store adds it (volumeChanged, keepVolume), so
-// a volume re-created under the name that a worker cached between the
-// deletion and this call, and registered while the old one still was, is
-// registered again.
-func (b *Binder) forgetVolume(name string) {
-	wk := volumeWork(name)
-	b.work.forget(wk)
-	if _, ok := b.store.volume(name); ok {
-		b.work.track(wk)
-	}
-}
-
-// forgetClaim is forgetVolume for claims.
-func (b *Binder) forgetClaim(key string) {
-	wk := claimWork(key)
-	b.work.forget(wk)
-	if _, ok := b.store.claim(key); ok {
-		b.work.track(wk)
-	}
-}
-
 func (b *Binder) claimChanged(obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok || pvc == nil {
@@ -151,7 +122,7 @@ func (b *Binder) claimChanged(obj any) {
 	// One key string serves the cache and the queue (the claim's events
 	// are ~3 per binding).
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	stored, added, err := b.store.storeClaimAdded(key, pvc)
+	stored, err := b.store.storeClaimKey(key, pvc)
 	if err != nil {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return
@@ -163,9 +134,6 @@ func (b *Binder) claimChanged(obj any) {
 			b.work.add(wk)
 		}
 		return
-	}
-	if added {
-		b.work.track(wk)
 	}
 	if b.own.event(ownClaim(pvc), pvc.ResourceVersion) {
 		return // the update in flight settles it
@@ -183,7 +151,6 @@ func (b *Binder) claimDeleted(obj any) {
 	b.releaseHold(key, pvc.UID)
 	if gone {
 		b.kube.opForget(key)
-		b.forgetClaim(key)
 		b.avail.claimGone(key)
 	} else {
 		b.work.add(claimWork(key)) // its verification read

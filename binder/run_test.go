@@ -321,7 +321,7 @@ func TestRunTwiceAndConfig(t *testing.T) {
 	if err := e.b.Run(e.ctx); !errors.Is(err, ErrAlreadyRunning) {
 		t.Errorf("second Run = %v, want ErrAlreadyRunning", err)
 	}
-	for _, cfg := range []Config{{ClaimWorkers: -1}, {VolumeWorkers: -1}, {ResyncJitter: 1}, {RetryBaseDelay: -1}} {
+	for _, cfg := range []Config{{ClaimWorkers: -1}, {VolumeWorkers: -1}, {ResyncJitter: 1}, {ResyncPeriod: 63}, {RetryBaseDelay: -1}} {
 		if _, err := New(e.srv, cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("New(%+v) = %v, want ErrInvalidConfig", cfg, err)
 		}

@@ -170,14 +170,6 @@ func buriedLocked(tombs map[string]tombstone, key, rv string) bool {
 // than its deletion, and reports whether it did. Valid volumes go into the
 // index; malformed ones are kept out of it.
 func (s *store) storeVolume(pv *v1.PersistentVolume) (bool, error) {
-	stored, _, err := s.storeVolumeAdded(pv)
-	return stored, err
-}
-
-// storeVolumeAdded is storeVolume that also reports whether the name was
-// not cached before: the event handlers register a volume's resync only
-// then (a registration that finds the name was a cache miss per event).
-func (s *store) storeVolumeAdded(pv *v1.PersistentVolume) (stored, added bool, err error) {
 	st := s.lock(pv.Name)
 	defer st.mu.Unlock()
 	return s.storeVolumeLocked(st, pv, false)
@@ -187,19 +179,17 @@ func (s *store) storeVolumeAdded(pv *v1.PersistentVolume) (stored, added bool, e
 func (s *store) learnVolume(pv *v1.PersistentVolume) (bool, error) {
 	st := s.lock(pv.Name)
 	defer st.mu.Unlock()
-	stored, _, err := s.storeVolumeLocked(st, pv, true)
-	return stored, err
+	return s.storeVolumeLocked(st, pv, true)
 }
 
-// storeVolumeLocked is storeVolumeAdded, and learnVolume when read, with
-// the lock of pv's stripe st held.
-func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool) (stored, added bool, err error) {
+// storeVolumeLocked is storeVolume, and learnVolume when read, with the
+// lock of pv's stripe st held.
+func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool) (bool, error) {
 	if buriedLocked(st.volumes.tombs, pv.Name, pv.ResourceVersion) {
-		return false, false, nil
+		return false, nil
 	}
-	stored, added, err = s.volumes.StoreAdded(pv)
-	if !stored || err != nil {
-		return false, false, err
+	if stored, err := s.volumes.Store(pv); !stored || err != nil {
+		return false, err
 	}
 	if validateVolume(pv) == nil {
 		s.index.Upsert(pv)
@@ -207,7 +197,7 @@ func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool
 		s.index.Delete(pv.Name)
 	}
 	setLearnedLocked(st.volumes.learned, pv.Name, read)
-	return true, added, nil
+	return true, nil
 }
 
 // setLearnedLocked records whether the version just stored under key was
@@ -298,13 +288,12 @@ func burial[T metav1.Object](deleted, cached T, ok bool) (rv uint64, forget bool
 
 // storeClaim is storeVolume for claims.
 func (s *store) storeClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
-	stored, _, err := s.storeClaimAdded(cache.ClaimKey(pvc.Namespace, pvc.Name), pvc)
-	return stored, err
+	return s.storeClaimKey(cache.ClaimKey(pvc.Namespace, pvc.Name), pvc)
 }
 
-// storeClaimAdded is storeVolumeAdded for claims; key is pvc's
-// ("namespace/name"), which the caller needs too.
-func (s *store) storeClaimAdded(key string, pvc *v1.PersistentVolumeClaim) (stored, added bool, err error) {
+// storeClaimKey is storeClaim for a caller that has pvc's key
+// ("namespace/name") already.
+func (s *store) storeClaimKey(key string, pvc *v1.PersistentVolumeClaim) (bool, error) {
 	st := s.lock(key)
 	defer st.mu.Unlock()
 	return s.storeClaimLocked(st, key, pvc, false)
@@ -315,20 +304,19 @@ func (s *store) learnClaim(pvc *v1.PersistentVolumeClaim) (bool, error) {
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	st := s.lock(key)
 	defer st.mu.Unlock()
-	stored, _, err := s.storeClaimLocked(st, key, pvc, true)
-	return stored, err
+	return s.storeClaimLocked(st, key, pvc, true)
 }
 
 // storeClaimLocked is storeVolumeLocked for claims; key is pvc's.
-func (s *store) storeClaimLocked(st *stripe, key string, pvc *v1.PersistentVolumeClaim, read bool) (stored, added bool, err error) {
+func (s *store) storeClaimLocked(st *stripe, key string, pvc *v1.PersistentVolumeClaim, read bool) (bool, error) {
 	if buriedLocked(st.claims.tombs, key, pvc.ResourceVersion) {
-		return false, false, nil
+		return false, nil
 	}
-	stored, added, err = s.claims.StoreAdded(pvc)
+	stored, err := s.claims.Store(pvc)
 	if stored {
 		setLearnedLocked(st.claims.learned, key, read)
 	}
-	return stored, added, err
+	return stored, err
 }
 
 // shareClaim is shareVolume for claims; key is pvc's.

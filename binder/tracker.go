@@ -44,9 +44,13 @@ type trackerConfig struct {
 	clock               clock.WithTicker
 	retryBase, retryMax time.Duration
 	// resync is the resyncs' configuration; a Period of zero or less
-	// disables them.
-	resync  jitter.ResyncConfig
-	metrics workqueue.MetricsProvider // nil: none
+	// disables them. The resyncs walk the store's caches a shard at a
+	// time: shards, claimKeys and volumeKeys are the caches' Shards and
+	// AppendKeys.
+	resync                jitter.ResyncConfig
+	shards                int
+	claimKeys, volumeKeys func(shard int, dst []string) []string
+	metrics               workqueue.MetricsProvider // nil: none
 	// claimQueued is the AvailableDelay holds' hook, called by add before
 	// a claim is queued (and without the tracker's lock, as it reads the
 	// store): it tells the holds that the claim searches again and returns
@@ -60,7 +64,7 @@ type trackerConfig struct {
 // accounting that WaitForQuiescence reads and the claims waiting in the
 // claim queue that the AvailableDelay holds consult (mayTake). Every
 // producer of work goes through it: the informer handlers, the Binder's
-// own writes, the resyncs (jitter.Resync is handed add), retries and held
+// own writes, the resyncs (jitter.Sweep is handed add), retries and held
 // volumes (addAfter).
 //
 // Invariant, under mu: a key is in retrying from a failed sync until a
@@ -111,9 +115,12 @@ type runState struct {
 	// claimKeys and volumeKeys are the innermost layers of claims and
 	// volumes: what is queued or being processed.
 	claimKeys, volumeKeys *keyQueue
-	// claimResync and volumeResync add every object once per resync
-	// period, each at its own offset; nil when the resync is disabled.
-	claimResync, volumeResync *jitter.Resync[string]
+	// claimResync and volumeResync add every cached object once per
+	// resync period, a cache shard at a time; nil when the resync is
+	// disabled. They hold no keys: at a million pairs the registry of
+	// every key that jitter.Resync kept cost 170 MB, and 135 B per bound
+	// pair at 100,000 (BenchmarkMemoryPerPair, 2 cores).
+	claimResync, volumeResync *jitter.Sweep[string]
 }
 
 func (rs *runState) queue(k queueKind) workqueue.TypedRateLimitingInterface[string] {
@@ -130,15 +137,8 @@ func (rs *runState) keys(k queueKind) *keyQueue {
 	return rs.claimKeys
 }
 
-func (rs *runState) resync(k queueKind) *jitter.Resync[string] {
-	if k == volumeQueue {
-		return rs.volumeResync
-	}
-	return rs.claimResync
-}
-
-// runSizes are the objects Run is about to queue and track, a hint by
-// which start sizes the queues, the resyncs and the waiting claims: Run queues every
+// runSizes are the objects Run is about to queue, a hint by which start
+// sizes the queues and the waiting claims: Run queues every
 // object at once, and maps grown one key at a time through a million
 // objects took about 5 s of CPU of a simulate run (2 cores, CPU profile).
 type runSizes struct{ claims, volumes int }
@@ -158,16 +158,14 @@ func (t *tracker) start(sizes runSizes) (*runState, error) {
 		var err error
 		addClaim := func(key string) { t.add(claimWork(key)) }
 		addVolume := func(name string) { t.add(volumeWork(name)) }
-		if rs.claimResync, err = jitter.NewResync(addClaim, jitter.StringHash, t.cfg.resync); err == nil {
-			rs.volumeResync, err = jitter.NewResync(addVolume, jitter.StringHash, t.cfg.resync)
+		if rs.claimResync, err = jitter.NewSweep(t.cfg.shards, t.cfg.claimKeys, addClaim, t.cfg.resync); err == nil {
+			rs.volumeResync, err = jitter.NewSweep(t.cfg.shards, t.cfg.volumeKeys, addVolume, t.cfg.resync)
 		}
 		if err != nil {
 			rs.claims.ShutDown()
 			rs.volumes.ShutDown()
 			return nil, err
 		}
-		rs.claimResync.Grow(sizes.claims)
-		rs.volumeResync.Grow(sizes.volumes)
 	}
 	t.mu.Lock()
 	if t.cfg.claimQueued != nil && sizes.claims > keepQueuedKeys {
@@ -195,11 +193,11 @@ func (t *tracker) stop(rs *runState) {
 func (t *tracker) running() bool { return t.run.Load() != nil }
 
 // resyncs returns the resyncs to run.
-func (rs *runState) resyncs() []*jitter.Resync[string] {
+func (rs *runState) resyncs() []*jitter.Sweep[string] {
 	if rs.claimResync == nil {
 		return nil
 	}
-	return []*jitter.Resync[string]{rs.claimResync, rs.volumeResync}
+	return []*jitter.Sweep[string]{rs.claimResync, rs.volumeResync}
 }
 
 // resyncDue reports whether a resync was due by now and has not queued its
@@ -235,20 +233,6 @@ func (t *tracker) add(wk workKey) {
 func (t *tracker) addAfter(wk workKey, d time.Duration) {
 	if rs := t.run.Load(); rs != nil {
 		rs.queue(wk.kind).AddAfter(wk.key, d)
-	}
-}
-
-// track starts the periodic resync of an object.
-func (t *tracker) track(wk workKey) {
-	if rs := t.run.Load(); rs != nil && rs.claimResync != nil {
-		rs.resync(wk.kind).Add(wk.key)
-	}
-}
-
-// forget stops the resync of a deleted object.
-func (t *tracker) forget(wk workKey) {
-	if rs := t.run.Load(); rs != nil && rs.claimResync != nil {
-		rs.resync(wk.kind).Remove(wk.key)
 	}
 }
 

@@ -139,9 +139,7 @@ func (b *Binder) keepVolume(ctx context.Context, pv *v1.PersistentVolume) {
 		return
 	}
 	if stored && (!known || prev.UID != pv.UID) {
-		wk := volumeWork(pv.Name)
-		b.work.track(wk)
-		b.work.add(wk)
+		b.work.add(volumeWork(pv.Name))
 	}
 }
 
@@ -169,9 +167,7 @@ func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 		return
 	}
 	if stored && (!known || prev.UID != pvc.UID) {
-		wk := claimWork(key)
-		b.work.track(wk)
-		b.work.add(wk)
+		b.work.add(claimWork(key))
 	}
 }
 

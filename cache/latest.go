@@ -182,6 +182,37 @@ func (c *Latest[T]) List() []T {
 	return out
 }
 
+// Shards returns the number of shards Latest spreads its keys over; see
+// AppendKeys.
+func (c *Latest[T]) Shards() int { return numShards }
+
+// AppendKeys appends the keys of the objects in shard i to dst and returns
+// it, so that a periodic resync can walk the cache a shard at a time
+// (jitter.Sweep) instead of keeping a copy of every key. Every stored key
+// is in exactly one of the shards 0 to Shards()-1 (other values of i hold
+// none), chosen by a hash of the object's name that is fixed while the
+// process runs. A namespaced object's key is built ("namespace/name", one
+// allocation); a cluster-scoped object's key is its name. Writers of the
+// shard's new keys wait while the shard is read.
+func (c *Latest[T]) AppendKeys(i int, dst []string) []string {
+	if i < 0 || i >= numShards {
+		return dst
+	}
+	sh := &c.shards[i].Value
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	for ns, names := range sh.m {
+		for name := range names {
+			if ns == "" {
+				dst = append(dst, name)
+			} else {
+				dst = append(dst, ClaimKey(ns, name))
+			}
+		}
+	}
+	return dst
+}
+
 // Len returns the number of stored objects.
 func (c *Latest[T]) Len() int {
 	return int(c.n.Load())

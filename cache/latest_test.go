@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,4 +285,69 @@ func TestLatestConcurrent(t *testing.T) {
 	if got := c.Len(); got != keys {
 		t.Errorf("Len = %d, want %d", got, keys)
 	}
+}
+
+// TestLatestAppendKeys: the shards' keys are the stored keys, each once,
+// for namespaced and cluster-scoped objects, after deletes too; a shard
+// out of range holds none.
+func TestLatestAppendKeys(t *testing.T) {
+	claims := NewLatest[*v1.PersistentVolumeClaim]()
+	volumes := NewLatest[*v1.PersistentVolume]()
+	want := map[string]bool{}
+	wantPV := map[string]bool{}
+	for i := range 500 {
+		ns := fmt.Sprintf("ns-%d", i%7)
+		name := fmt.Sprintf("claim-%d", i)
+		if _, err := claims.Store(newPVC(ns, name, "1")); err != nil {
+			t.Fatal(err)
+		}
+		want[ns+"/"+name] = true
+		pv := fmt.Sprintf("pv-%d", i)
+		if _, err := volumes.Store(newPV(pv, "", "1")); err != nil {
+			t.Fatal(err)
+		}
+		wantPV[pv] = true
+	}
+	for i := 0; i < 500; i += 5 {
+		key := fmt.Sprintf("ns-%d/claim-%d", i%7, i)
+		claims.Delete(key)
+		delete(want, key)
+		volumes.Delete(fmt.Sprintf("pv-%d", i))
+		delete(wantPV, fmt.Sprintf("pv-%d", i))
+	}
+	check := func(what string, shards int, appendKeys func(int, []string) []string, want map[string]bool) {
+		t.Helper()
+		got := map[string]int{}
+		nonEmpty := 0
+		for i := range shards {
+			keys := appendKeys(i, []string{"kept"})
+			if keys[0] != "kept" {
+				t.Fatalf("%s: AppendKeys(%d) dropped what dst held", what, i)
+			}
+			if len(keys) > 1 {
+				nonEmpty++
+			}
+			for _, k := range keys[1:] {
+				got[k]++
+			}
+		}
+		for k, n := range got {
+			if !want[k] || n != 1 {
+				t.Errorf("%s: key %q listed %d times, stored: %v", what, k, n, want[k])
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d keys listed, %d stored", what, len(got), len(want))
+		}
+		if nonEmpty < shards/2 {
+			t.Errorf("%s: %d keys in %d of %d shards", what, len(got), nonEmpty, shards)
+		}
+		for _, i := range []int{-1, shards} {
+			if keys := appendKeys(i, nil); len(keys) != 0 {
+				t.Errorf("%s: AppendKeys(%d) = %v, want none", what, i, keys)
+			}
+		}
+	}
+	check("claims", claims.Shards(), claims.AppendKeys, want)
+	check("volumes", volumes.Shards(), volumes.AppendKeys, wantPV)
 }

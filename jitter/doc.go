@@ -35,7 +35,17 @@
 // Periods start at multiples of Period since the Unix epoch, so the same
 // keys added in the same order get the same offsets in every process.
 //
+// # Sweep: the same without a copy of the keys
+//
+// A Resync keeps every key (its map entry and slot: about 55 bytes per
+// string key at 100,000 keys, besides the strings). A Sweep keeps none: the caller's store is split into parts
+// (a sharded cache's shards), the period into as many slots, and at the
+// start of slot p the Sweep asks the caller for part p's keys and adds
+// them. A key is swept exactly while the store holds it, with nothing to
+// register or remove; the price is a coarser spread, a part's keys at
+// once, as flat as the caller's hash spreads keys over its parts.
+//
 // It is for authors of controllers that resync many objects periodically
 // and want a flat load instead of a burst per period; the binder's resync
-// runs on it.
+// runs on a Sweep over its caches' 64 shards.
 package jitter

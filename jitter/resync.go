@@ -50,10 +50,9 @@ type ResyncConfig struct {
 // package documentation). Keys may be added and removed at any time,
 // while Run runs or not. All methods are safe for concurrent use.
 type Resync[T comparable] struct {
-	add    func(T)
-	hash   func(T) uint64
-	period int64 // ns
-	slots  int
+	add  func(T)
+	hash func(T) uint64
+	grid
 	jitter float64
 	clock  clock.WithTicker
 	rand   *rand.Rand
@@ -111,8 +110,7 @@ func NewResync[T comparable](add func(T), hash func(T) uint64, cfg ResyncConfig)
 	r := &Resync[T]{
 		add:    add,
 		hash:   hash,
-		period: int64(cfg.Period),
-		slots:  cfg.Slots,
+		grid:   grid{period: int64(cfg.Period), slots: cfg.Slots},
 		jitter: cfg.Jitter,
 		clock:  cfg.Clock,
 		rand:   cfg.Rand,
@@ -245,21 +243,4 @@ func (r *Resync[T]) Offset(key T) time.Duration {
 		return -1
 	}
 	return time.Duration(r.slotStart(int(p.s)))
-}
-
-// slotStart returns the offset of slot s (0 <= s <= slots) in ns:
-// ⌈s·period/slots⌉, computed without overflow.
-func (r *Resync[T]) slotStart(s int) int64 {
-	hi, lo := bits.Mul64(uint64(s), uint64(r.period))
-	lo, carry := bits.Add64(lo, uint64(r.slots-1), 0)
-	q, _ := bits.Div64(hi+carry, lo, uint64(r.slots))
-	return int64(q)
-}
-
-// slotOf returns the slot containing the offset ph (0 <= ph < period):
-// ⌊ph·slots/period⌋, consistent with slotStart.
-func (r *Resync[T]) slotOf(ph int64) int {
-	hi, lo := bits.Mul64(uint64(ph), uint64(r.slots))
-	q, _ := bits.Div64(hi, lo, uint64(r.period))
-	return int(q)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"time"
 
 	"k8s.io/utils/clock"
 )
@@ -59,7 +58,7 @@ func (r *Resync[T]) Run(ctx context.Context) {
 		}
 		wake := r.nextWake(next, &pending)
 		r.wake.Store(wake)
-		if !r.arm(&timer, wake) {
+		if !armTimer(r.clock, &timer, wake) {
 			continue
 		}
 		select {
@@ -73,42 +72,6 @@ func (r *Resync[T]) Run(ctx context.Context) {
 		case <-timer.C():
 		}
 	}
-}
-
-// armSlack is how far the clock may move while Run arms its timer before
-// arm arms it again: a real clock moves microseconds, a fake one stepped by
-// another goroutine at that moment moves by the step.
-const armSlack = time.Millisecond
-
-// arm sets *timer (made on first use) to fire at wake and reports whether
-// Run must wait for it: false when wake has passed already, or when the
-// clock moved (by more than armSlack) while it armed the timer. A timer
-// armed for the duration until wake fires late by what the clock moved
-// between reading it and arming; had a fake clock been stepped just then,
-// Due would report wake as due while the timer waited for a later step,
-// and a quiescence wait would wait for ever. Run then collects again at
-// the new time before it arms anew: arming again here instead kept Run
-// from enqueuing while a test stepped the clock at every arm (a whole
-// period's keys came late, at once; 13 in 900 loaded runs of
-// TestResyncAddRemoveWhileRunning).
-func (r *Resync[T]) arm(timer *clock.Timer, wake int64) bool {
-	now := r.clock.Now().UnixNano()
-	d := time.Duration(wake - now)
-	if d <= 0 {
-		return false
-	}
-	if *timer == nil {
-		*timer = r.clock.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-	if time.Duration(r.clock.Now().UnixNano()-now) < armSlack {
-		return true
-	}
-	if !(*timer).Stop() {
-		<-(*timer).C()
-	}
-	return false
 }
 
 // collect appends to batch the keys due at now: those of slots next to
@@ -131,7 +94,7 @@ func (r *Resync[T]) collect(batch []T, next *int64, now int64, pending *dueHeap[
 			}
 			at := r.slotTime(*next)
 			for _, k := range keys {
-				heap.Push(pending, due[T]{at: at + int64(r.float64()*r.jitter*float64(r.period)), key: k})
+				heap.Push(pending, due[T]{at: at + int64(uniform(r.rand)*r.jitter*float64(r.period)), key: k})
 			}
 		}
 	}
@@ -177,39 +140,13 @@ func (r *Resync[T]) nextWake(next int64, pending *dueHeap[T]) int64 {
 	return wake
 }
 
-// float64 draws the jitter.
-func (r *Resync[T]) float64() float64 {
-	if r.rand != nil {
-		return r.rand.Float64()
+// uniform draws a jitter factor in [0, 1) from r, or from the math/rand/v2
+// top-level functions when r is nil.
+func uniform(r *rand.Rand) float64 {
+	if r != nil {
+		return r.Float64()
 	}
 	return rand.Float64()
-}
-
-// absSlot returns the number of slots from the Unix epoch to the slot
-// containing t (ns since the epoch).
-func (r *Resync[T]) absSlot(t int64) int64 {
-	p := floorDiv(t, r.period)
-	return p*int64(r.slots) + int64(r.slotOf(t-p*r.period))
-}
-
-// slotTime returns the start of absolute slot a in ns since the epoch.
-func (r *Resync[T]) slotTime(a int64) int64 {
-	p := floorDiv(a, int64(r.slots))
-	return p*r.period + r.slotStart(int(a-p*int64(r.slots)))
-}
-
-// slotIndex returns the slot within the period of absolute slot a.
-func (r *Resync[T]) slotIndex(a int64) int {
-	return int(a - floorDiv(a, int64(r.slots))*int64(r.slots))
-}
-
-// floorDiv returns ⌊a/b⌋ for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
-	}
-	return q
 }
 
 // due is a jittered enqueue of key at time at (ns since the epoch).

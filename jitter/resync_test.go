@@ -72,8 +72,9 @@ func newFakeResync(t *testing.T, cfg ResyncConfig) (*Resync[string], *testingclo
 	return r, fc, q
 }
 
-// startResync runs r.Run in a goroutine until the test ends.
-func startResync[T comparable](t *testing.T, r *Resync[T]) (stop func()) {
+// startResync runs r.Run (a Resync's or a Sweep's) in a goroutine until
+// the test ends.
+func startResync(t *testing.T, r interface{ Run(context.Context) }) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
