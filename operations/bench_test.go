@@ -3,6 +3,7 @@ package operations
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,7 +50,13 @@ func BenchmarkMapRunFinish(b *testing.B) {
 			for i := 0; pb.Next(); i++ {
 				name := ns[(base+i%4096)%n]
 				for m.Run(context.Background(), name, noop) != nil {
-					// The previous use of this name is still finishing.
+					// The previous use of this name has not finished:
+					// its goroutine may wait in this P's run queue
+					// behind this loop, so let it run. Spinning
+					// without yielding measured the scheduler's 10 ms
+					// preemption instead of the Map (see the package's
+					// performance notes).
+					runtime.Gosched()
 				}
 			}
 		})
