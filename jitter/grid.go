@@ -1,7 +1,10 @@
 package jitter
 
 import (
+	"math"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -13,6 +16,57 @@ import (
 type grid struct {
 	period int64 // ns
 	slots  int
+}
+
+// runs is what Resync and Sweep keep about their Runs: one at a time, the
+// first counting its periods from when the Resync or Sweep was made, and
+// when the running one next wakes, for Due.
+type runs struct {
+	// wake is when Run next wakes (ns since the epoch), as it last
+	// planned it; made until the first Run plans, math.MaxInt64 once a
+	// Run has returned.
+	wake atomic.Int64
+	// made is when the Resync or Sweep was made (ns since the epoch).
+	made int64
+	// runMu is held by Run: one Run at a time; ran, under it, says a
+	// Run has started.
+	runMu sync.Mutex
+	ran   bool
+}
+
+// init records now (ns since the epoch) as when the Resync or Sweep was
+// made.
+func (r *runs) init(now int64) {
+	r.made = now
+	r.wake.Store(now)
+}
+
+// begin waits for any other Run to return, then returns the first absolute
+// slot of g that the Run starting now on clk handles: the first that starts
+// at or after now, or, for the first Run, at or after made (a first Run
+// that starts late catches up). The caller calls end when it returns.
+func (r *runs) begin(g grid, clk clock.Clock) int64 {
+	r.runMu.Lock()
+	start := clk.Now().UnixNano()
+	if !r.ran {
+		r.ran, start = true, min(start, r.made)
+	}
+	next := g.absSlot(start)
+	if g.slotTime(next) < start {
+		next++
+	}
+	return next
+}
+
+// end records that no Run runs any more and lets the next one begin.
+func (r *runs) end() {
+	r.wake.Store(math.MaxInt64)
+	r.runMu.Unlock()
+}
+
+// due reports whether the Run's planned wake is at or before now.
+func (r *runs) due(now time.Time) bool {
+	return r.wake.Load() <= now.UnixNano()
 }
 
 // slotStart returns the offset of slot s (0 <= s <= slots) in ns:

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -60,17 +59,7 @@ type Resync[T comparable] struct {
 	// kick wakes Run when a key is added, so that it can wake earlier
 	// than it planned.
 	kick chan struct{}
-	// wake is when Run next enqueues (ns since the epoch), as it last
-	// planned it; made until the first Run plans, math.MaxInt64 once a
-	// Run has returned. See Due.
-	wake atomic.Int64
-	// made is when NewResync made the Resync (ns since the epoch): the
-	// first Run counts the periods from then.
-	made int64
-	// runMu is held by Run: one Run at a time; ran, under it, says a
-	// Run has started.
-	runMu sync.Mutex
-	ran   bool
+	runs
 	// enqMu is held by Run while it hands a batch of keys to the queue.
 	// Remove takes it after removing its key, so that once Remove
 	// returns the key is never enqueued again.
@@ -127,8 +116,7 @@ func NewResync[T comparable](add func(T), hash func(T) uint64, cfg ResyncConfig)
 		r.clock = clock.RealClock{}
 	}
 	r.slot = make([][]T, r.slots)
-	r.made = r.clock.Now().UnixNano()
-	r.wake.Store(r.made)
+	r.init(r.clock.Now().UnixNano())
 	return r, nil
 }
 
@@ -222,7 +210,7 @@ func (r *Resync[T]) Remove(key T) {
 // false once a Run has returned. A key added to a slot before the planned
 // one is seen once Run has been kicked.
 func (r *Resync[T]) Due(now time.Time) bool {
-	return r.wake.Load() <= now.UnixNano()
+	return r.due(now)
 }
 
 // Len returns the number of registered keys.

@@ -3,7 +3,6 @@ package jitter
 import (
 	"container/heap"
 	"context"
-	"math"
 	"math/rand/v2"
 
 	"k8s.io/utils/clock"
@@ -23,9 +22,8 @@ import (
 // Run calls add, never with the Resync's lock held; add must not call
 // Remove, which waits for Run's batch to be handed over.
 func (r *Resync[T]) Run(ctx context.Context) {
-	r.runMu.Lock()
-	defer r.runMu.Unlock()
-	defer r.wake.Store(math.MaxInt64)
+	next := r.begin(r.grid, r.clock) // the next slot to enqueue
+	defer r.end()
 
 	var (
 		timer   clock.Timer
@@ -40,14 +38,6 @@ func (r *Resync[T]) Run(ctx context.Context) {
 	select {
 	case <-r.kick: // keys added before Run are seen by the first collect
 	default:
-	}
-	start := r.clock.Now().UnixNano()
-	if !r.ran {
-		r.ran, start = true, min(start, r.made)
-	}
-	next := r.absSlot(start) // the next slot to enqueue
-	if r.slotTime(next) < start {
-		next++
 	}
 	for {
 		now := r.clock.Now().UnixNano()

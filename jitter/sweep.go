@@ -4,10 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -35,13 +32,7 @@ type Sweep[T any] struct {
 	clock  clock.WithTicker
 	rand   *rand.Rand
 
-	// wake and made are Resync's: see Due.
-	wake atomic.Int64
-	made int64
-	// runMu is held by Run: one Run at a time; ran, under it, says a
-	// Run has started.
-	runMu sync.Mutex
-	ran   bool
+	runs
 }
 
 // NewSweep returns a Sweep over parts parts that, once per cfg.Period,
@@ -81,8 +72,7 @@ func NewSweep[T any](parts int, keys func(part int, dst []T) []T, add func(T), c
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}
-	s.made = s.clock.Now().UnixNano()
-	s.wake.Store(s.made)
+	s.init(s.clock.Now().UnixNano())
 	return s, nil
 }
 
@@ -100,7 +90,7 @@ func (s *Sweep[T]) Offset(part int) time.Duration {
 // not made yet, as Resync.Due does: true from NewSweep until the first Run
 // has planned, false once a Run has returned.
 func (s *Sweep[T]) Due(now time.Time) bool {
-	return s.wake.Load() <= now.UnixNano()
+	return s.due(now)
 }
 
 // Run sweeps each part once per period at its offset until ctx is done.
@@ -110,9 +100,8 @@ func (s *Sweep[T]) Due(now time.Time) bool {
 // parts it missed at once, each at most once. A second Run waits until the
 // first returns.
 func (s *Sweep[T]) Run(ctx context.Context) {
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	defer s.wake.Store(math.MaxInt64)
+	next := s.begin(s.grid, s.clock) // the next slot to sweep
+	defer s.end()
 
 	var (
 		timer   clock.Timer
@@ -125,14 +114,6 @@ func (s *Sweep[T]) Run(ctx context.Context) {
 			timer.Stop()
 		}
 	}()
-	start := s.clock.Now().UnixNano()
-	if !s.ran {
-		s.ran, start = true, min(start, s.made)
-	}
-	next := s.absSlot(start) // the next slot to sweep
-	if s.slotTime(next) < start {
-		next++
-	}
 	for {
 		now := s.clock.Now().UnixNano()
 		parts = s.collect(parts[:0], &next, now, &pending)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,8 +51,11 @@ func (p *parted) remove(key string) {
 
 // partOf returns the part a key of newParted belongs to.
 func partOf(key string) int {
-	var part int
-	fmt.Sscanf(strings.TrimPrefix(key, "p"), "%d", &part)
+	digits, _, _ := strings.Cut(strings.TrimPrefix(key, "p"), "-")
+	part, err := strconv.Atoi(digits)
+	if err != nil {
+		panic(fmt.Sprintf("key %q is not one of newParted's", key))
+	}
 	return part
 }
 
