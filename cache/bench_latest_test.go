@@ -127,3 +127,39 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkLatestAppendKeys lists every key a shard at a time, as a
+// resync sweep does over one period (one op = every shard once), for
+// cluster-scoped objects (the key is the name) and namespaced ones (the
+// key is built).
+func BenchmarkLatestAppendKeys(b *testing.B) {
+	for _, n := range benchSizes {
+		volumes, _ := newBenchLatest(b, n)
+		claims := NewLatest[*v1.PersistentVolumeClaim]()
+		for i := range n {
+			if _, err := claims.Store(newPVC(fmt.Sprintf("ns-%d", i%10), pvName(i), "1")); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			kind       string
+			appendKeys func(int, []string) []string
+		}{{"volumes", volumes.AppendKeys}, {"claims", claims.AppendKeys}} {
+			b.Run(fmt.Sprintf("objects=%d/kind=%s", n, c.kind), func(b *testing.B) {
+				b.ReportAllocs()
+				var buf []string
+				for b.Loop() {
+					listed := 0
+					for i := range volumes.Shards() {
+						buf = c.appendKeys(i, buf[:0])
+						listed += len(buf)
+					}
+					if listed != n {
+						b.Fatalf("%d keys listed, want %d", listed, n)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+			})
+		}
+	}
+}

@@ -192,23 +192,38 @@ func (c *Latest[T]) Shards() int { return numShards }
 // is in exactly one of the shards 0 to Shards()-1 (other values of i hold
 // none), chosen by a hash of the object's name that is fixed while the
 // process runs. A namespaced object's key is built ("namespace/name", one
-// allocation); a cluster-scoped object's key is its name. Writers of the
-// shard's new keys wait while the shard is read.
+// allocation); a cluster-scoped object's key is its name. Stores to the
+// shard wait only while its names are copied: the keys are built after.
 func (c *Latest[T]) AppendKeys(i int, dst []string) []string {
 	if i < 0 || i >= numShards {
 		return dst
 	}
+	// Building the keys under the lock held the shard's stores back for
+	// ~250 ns a key at 100,000 claims (BenchmarkLatestAppendKeys, 2
+	// cores); copying the names, as for cluster-scoped objects, ~18.
+	type run struct {
+		namespace string
+		names     int
+	}
+	var few [16]run // a shard of a cache of few namespaces: no allocation
+	runs := few[:0]
+	start := len(dst)
 	sh := &c.shards[i].Value
 	sh.mu.RLock()
-	defer sh.mu.RUnlock()
 	for ns, names := range sh.m {
 		for name := range names {
-			if ns == "" {
-				dst = append(dst, name)
-			} else {
-				dst = append(dst, ClaimKey(ns, name))
+			dst = append(dst, name)
+		}
+		runs = append(runs, run{ns, len(names)})
+	}
+	sh.mu.RUnlock()
+	for _, r := range runs {
+		if r.namespace != "" {
+			for j := start; j < start+r.names; j++ {
+				dst[j] = ClaimKey(r.namespace, dst[j])
 			}
 		}
+		start += r.names
 	}
 	return dst
 }
