@@ -62,7 +62,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	applyContentionProfiling(o.Debugging)
-	applyControllerGOGC(os.LookupEnv)
+	cli.ApplyGOGC(os.LookupEnv)
 	// Taken after applyLogging: the logger of --logging-format.
 	ctx = klog.NewContext(ctx, klog.Background())
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -25,11 +25,13 @@ import (
 // warnings and the progress line. It returns flag.ErrHelp for -h, a
 // cli.FlagError for a syntax error, a cli.ExitError for the exit statuses
 // of exitCodes, and nil when the work is done and the invariants hold.
+// Unless $GOGC is set, it sets the process's GC target to cli.DefaultGOGC.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	o, err := parseSimulateFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	cli.ApplyGOGC(os.LookupEnv)
 	ctx, err = withLogger(ctx, o.Verbosity)
 	if err != nil {
 		return err
