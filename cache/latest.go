@@ -72,10 +72,11 @@ func (c *Latest[T]) Store(obj T) (stored bool, err error) {
 
 // StoreAdded is Store that also reports whether obj's key was not stored
 // before (added implies stored). A controller that registers every key
-// once, for a periodic resync or a metric, does it only when added is
-// true instead of on every event: at 100,000 objects each registration
-// that finds its key already there is a cache miss (the Binder's resync
-// lookups were 5 % of its binding path's CPU).
+// once, for a metric or a resync registry of its own, does it only when
+// added is true instead of on every event: at 100,000 objects each
+// registration that finds its key already there is a cache miss (when the
+// Binder kept such a registry, those lookups were 5 % of its binding
+// path's CPU; it now resyncs from AppendKeys and keeps none).
 func (c *Latest[T]) StoreAdded(obj T) (stored, added bool, err error) {
 	rv, err := versionOf(c.description, obj)
 	if err != nil {

@@ -49,6 +49,16 @@ func (p *parted) remove(key string) {
 	}
 }
 
+// snapshot returns copies of the parts' keys and of the counts of calls.
+func (p *parted) snapshot() (parts [][]string, asked []int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, keys := range p.parts {
+		parts = append(parts, slices.Clone(keys))
+	}
+	return parts, slices.Clone(p.asked)
+}
+
 // partOf returns the part a key of newParted belongs to.
 func partOf(key string) int {
 	digits, _, _ := strings.Cut(strings.TrimPrefix(key, "p"), "-")
@@ -136,10 +146,11 @@ func TestSweepEachKeyOncePerPeriod(t *testing.T) {
 	}
 	// Part 0's offset is the period's start, when Run started: it is
 	// swept at once, and then at 8s and 16s; the clock stops at 23.5s.
-	for i, keys := range p.parts {
+	stored, asked := p.snapshot()
+	for i, keys := range stored {
 		const want = 3
-		if p.asked[i] != want {
-			t.Errorf("part %d asked for its keys %d times, want %d", i, p.asked[i], want)
+		if asked[i] != want {
+			t.Errorf("part %d asked for its keys %d times, want %d", i, asked[i], want)
 		}
 		for _, k := range keys {
 			if counts[k] != want {
@@ -193,13 +204,12 @@ func TestSweepLate(t *testing.T) {
 	fc.Step(3 * period)
 	pollUntil(t, "every part swept", func() bool { return len(q.snapshot()) == 2+parts*2 })
 	pollUntil(t, "Run waits again", func() bool { return !s.Due(fc.Now()) })
-	p.mu.Lock()
-	for i, n := range p.asked {
+	_, asked := p.snapshot()
+	for i, n := range asked {
 		if want := 1 + btoi(i == 0); n != want {
 			t.Errorf("part %d asked %d times after a step of 3 periods, want %d", i, n, want)
 		}
 	}
-	p.mu.Unlock()
 	fc.Step(period / 2) // two slots
 	pollUntil(t, "two more parts swept", func() bool { return len(q.snapshot()) == 2+parts*2+4 })
 }
@@ -227,7 +237,8 @@ func TestSweepJitter(t *testing.T) {
 	if late == 0 {
 		t.Errorf("no sweep was jittered")
 	}
-	for i, n := range p.asked {
+	_, asked := p.snapshot()
+	for i, n := range asked {
 		if n < 2 || n > 3 {
 			t.Errorf("part %d asked %d times in three periods, want about 3", i, n)
 		}
