@@ -81,3 +81,28 @@ func BenchmarkSharedVolumes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSharedClaims lists a store of n claims spread over 20
+// namespaces, as volbind simulate generates them, in key order
+// ("namespace/name") without copying them, as its report does.
+func BenchmarkSharedClaims(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
+			s, _ := newServer(b)
+			objs := make([]runtime.Object, n)
+			for i := range objs {
+				j := (i * 7919) % n
+				objs[i] = newClaim(fmt.Sprintf("ns-%02d", j%20), fmt.Sprintf("claim-%07d", j), "1Gi")
+			}
+			if err := s.Seed(b.Context(), objs...); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := s.SharedClaims(); len(got) != n {
+					b.Fatalf("%d claims listed, want %d", len(got), n)
+				}
+			}
+		})
+	}
+}

@@ -32,9 +32,8 @@ func (s *Server) BindPod(ctx context.Context, binding *v1.Binding) error {
 	if err != nil {
 		return err
 	}
-	key := objectKey(KindPod, binding.Namespace, binding.Name)
 	s.mu.Lock()
-	stored, ok := s.objs[KindPod][key]
+	stored, ok := s.objs[KindPod].get(binding.Namespace, binding.Name)
 	if !ok {
 		s.mu.Unlock()
 		return notFound(KindPod, binding.Name)
@@ -53,7 +52,7 @@ func (s *Server) BindPod(ctx context.Context, binding *v1.Binding) error {
 	setScheduled(&next.Status, s.now())
 	s.rv++
 	next.SetResourceVersion(formatRV(s.rv))
-	s.objs[KindPod][key] = next
+	s.objs[KindPod].put(next)
 	s.replaceLocked(old, next, false)
 	queued := s.commitLocked(event{kind: KindPod, typ: watch.Modified, rv: s.rv, obj: next, old: old})
 	s.mu.Unlock()

@@ -73,7 +73,7 @@ func NewWithConfig(cfg Config) *Server {
 		s.hist = newRing(cfg.History)
 	}
 	for k := range s.objs {
-		s.objs[k] = make(map[string]object)
+		s.objs[k] = newStore(Kind(k).namespaced())
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,7 +18,7 @@ import (
 func TestGrowOutlastsSeeds(t *testing.T) {
 	s := New()
 	s.Grow(KindVolume, 10_000)
-	made := reflect.ValueOf(s.objs[KindVolume]).UnsafePointer()
+	made := reflect.ValueOf(s.objs[KindVolume].byNS[""]).UnsafePointer()
 	for chunk := range 5 {
 		objs := make([]runtime.Object, 2000)
 		for i := range objs {
@@ -33,11 +34,50 @@ func TestGrowOutlastsSeeds(t *testing.T) {
 		if err := s.Seed(t.Context(), objs...); err != nil {
 			t.Fatal(err)
 		}
-		if reflect.ValueOf(s.objs[KindVolume]).UnsafePointer() != made {
+		if reflect.ValueOf(s.objs[KindVolume].byNS[""]).UnsafePointer() != made {
 			t.Fatalf("seed %d made the store's map again after Grow sized it", chunk)
 		}
 	}
 	if n := len(s.Volumes()); n != 10_000 {
 		t.Fatalf("%d volumes stored, want 10000", n)
+	}
+}
+
+// TestGrowSpreadsOverNamespaces checks that Grow's room for a namespaced
+// kind goes to the namespaces of the next seed in its proportions: seeds
+// in chunks then store into the maps that seed made, one per namespace.
+func TestGrowSpreadsOverNamespaces(t *testing.T) {
+	s := New()
+	s.Grow(KindClaim, 20_000)
+	namespaces := []string{"ns-0", "ns-1", "ns-2", "ns-3"}
+	made := map[string]unsafe.Pointer{}
+	for chunk := range 5 {
+		objs := make([]runtime.Object, 4000)
+		for i := range objs {
+			objs[i] = &v1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[i%len(namespaces)], Name: fmt.Sprintf("claim-%d-%d", chunk, i)},
+				Spec: v1.PersistentVolumeClaimSpec{
+					AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+					Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}
+		}
+		if err := s.Seed(t.Context(), objs...); err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range namespaces {
+			m := reflect.ValueOf(s.objs[KindClaim].byNS[ns]).UnsafePointer()
+			if chunk == 0 {
+				made[ns] = m
+			} else if m != made[ns] {
+				t.Fatalf("seed %d made namespace %s's map again after the first seed sized it", chunk, ns)
+			}
+		}
+	}
+	if got := s.objs[KindClaim].reserved["ns-0"]; got != 5000 {
+		t.Fatalf("namespace ns-0 reserved for %d claims, want 5000 (a quarter of the room)", got)
+	}
+	if n := len(s.Claims()); n != 20_000 {
+		t.Fatalf("%d claims stored, want 20000", n)
 	}
 }

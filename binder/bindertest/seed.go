@@ -2,7 +2,6 @@ package bindertest
 
 import (
 	"context"
-	"maps"
 	goruntime "runtime"
 	"sync"
 
@@ -54,25 +53,36 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 		return err
 	}
 
-	perKind := make(map[Kind]int)
+	perKind := make(map[Kind]map[string]int)
 	for _, it := range items {
-		perKind[it.kind]++
+		if perKind[it.kind] == nil {
+			perKind[it.kind] = make(map[string]int)
+		}
+		perKind[it.kind][it.obj.GetNamespace()]++
 	}
 	s.mu.Lock()
-	seen := make(map[Kind]map[string]bool, len(perKind))
-	for kind, n := range perKind {
-		seen[kind] = make(map[string]bool, n)
+	seen := make(map[Kind]map[seedKey]bool, len(perKind))
+	for kind, perNS := range perKind {
+		n := 0
+		for _, c := range perNS {
+			n += c
+		}
+		seen[kind] = make(map[seedKey]bool, n)
 	}
 	for _, it := range items {
-		_, taken := s.objs[it.kind][it.key]
-		if taken || seen[it.kind][it.key] {
+		k := seedKey{name: it.obj.GetName()}
+		if it.kind.namespaced() {
+			k.namespace = it.obj.GetNamespace()
+		}
+		_, taken := s.objs[it.kind].get(k.namespace, k.name)
+		if taken || seen[it.kind][k] {
 			s.mu.Unlock()
 			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
 		}
-		seen[it.kind][it.key] = true
+		seen[it.kind][k] = true
 	}
-	for kind, n := range perKind {
-		s.reserveLocked(kind, n)
+	for kind, perNS := range perKind {
+		s.objs[kind].reserveSeed(perNS)
 	}
 	var queued bool
 	for _, it := range items {
@@ -86,7 +96,7 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 			}
 			s.unvalidated[it.obj] = struct{}{}
 		}
-		if s.insertLocked(it.kind, it.key, it.obj) {
+		if s.insertLocked(it.kind, it.obj) {
 			queued = true
 		}
 	}
@@ -102,41 +112,34 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 // 10,000 objects per Seed) is not stored by regrowing the store's maps: at
 // a million volumes and a million claims that regrowth took 2.1 s of CPU
 // (2 cores), mostly hashing stored keys no longer in the caches again.
-// It stores nothing; n below minReserve or below the objects of kind
-// stored already does nothing.
+// For a namespaced kind, whose objects are stored by namespace, the room
+// is spread over the namespaces of the next Seed of that kind, in that
+// seed's proportions. It stores nothing; n below minReserve or below the
+// objects of kind stored already does nothing.
 func (s *Server) Grow(kind Kind, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reserveLocked(kind, n)
-}
-
-// reserveLocked makes room in the store of kind for n more objects at
-// once when they are at least as many as it holds: a store grown one
-// insert at a time moves each object about twice as its map grows, and
-// at a million objects that growth took 2.7 s of CPU of a simulate run
-// (2 cores); copying what is stored moves each stored object once. A map
-// made large enough before (by Grow) is kept.
-func (s *Server) reserveLocked(kind Kind, n int) {
-	old := s.objs[kind]
-	if n < minReserve || n < len(old) || len(old)+n <= s.reserved[kind] {
-		return // small, or the map was made large enough (by Grow)
+	st := &s.objs[kind]
+	switch {
+	case n < minReserve || n < st.n:
+	case st.namespaced:
+		st.room = n
+	default:
+		st.reserve("", n)
 	}
-	grown := make(map[string]object, len(old)+n)
-	maps.Copy(grown, old)
-	s.objs[kind] = grown
-	s.reserved[kind] = len(old) + n
 }
 
-// minReserve is the smallest seed of one kind that reserveLocked makes
-// room for beforehand.
-const minReserve = 1024
-
-// seedItem is an object prepared for a seed: its kind, store key and the
-// version to store.
+// seedItem is an object prepared for a seed: its kind and the version to
+// store.
 type seedItem struct {
 	kind Kind
-	key  string
 	obj  object
+}
+
+// seedKey names an object of a seed (namespace empty for a cluster-scoped
+// kind).
+type seedKey struct {
+	namespace, name string
 }
 
 // minParallelSeed is the smallest seed whose objects are prepared on
@@ -190,7 +193,7 @@ func (s *Server) prepareSeed(in runtime.Object, check bool) (seedItem, error) {
 	if obj.GetName() == "" || k.namespaced() && obj.GetNamespace() == "" {
 		return seedItem{}, badRequest("seed %s %q with generateName %q: a seeded object needs a name (and a namespace if namespaced)", k, obj.GetName(), obj.GetGenerateName())
 	}
-	return seedItem{kind: k, key: objectKey(k, obj.GetNamespace(), obj.GetName()), obj: obj}, nil
+	return seedItem{kind: k, obj: obj}, nil
 }
 
 // List returns deep copies of every object of kind, sorted by key

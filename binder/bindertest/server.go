@@ -1,7 +1,6 @@
 package bindertest
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,12 +92,9 @@ type Server struct {
 	seq uint64
 	// uids formats the UIDs of seq's numbers.
 	uids uidBlocks
-	// objs holds the stored version of each object by kind and key
-	// ("name" or "namespace/name"). Stored versions are immutable.
-	objs [numKinds]map[string]object
-	// reserved is, per kind, the size objs' map was last made for by
-	// reserveLocked (0: not reserved).
-	reserved [numKinds]int
+	// objs holds the stored version of each object by kind, namespace
+	// and name. Stored versions are immutable.
+	objs [numKinds]store
 	// unvalidated holds the stored versions whose metadata and spec
 	// SeedInvalid stored without validation (replaceLocked carries the
 	// mark to the versions that keep them): an update of one is
@@ -152,7 +148,8 @@ func rvNumber(rv string) uint64 {
 	return n
 }
 
-// objectKey returns the store key of a namespaced or cluster-scoped object.
+// objectKey returns the key of a namespaced or cluster-scoped object, "name"
+// or "namespace/name", by which watch faults hold its events back.
 func objectKey(kind Kind, namespace, name string) string {
 	if kind.namespaced() {
 		return namespace + "/" + name
@@ -260,14 +257,13 @@ func (s *Server) create(ctx context.Context, kind Kind, in object) (object, erro
 	if obj.GetName() == "" {
 		s.generateNameLocked(kind, obj)
 	}
-	key := objectKey(kind, obj.GetNamespace(), obj.GetName())
-	if _, ok := s.objs[kind][key]; ok {
+	if _, ok := s.objs[kind].get(obj.GetNamespace(), obj.GetName()); ok {
 		s.mu.Unlock()
 		return nil, apierrors.NewAlreadyExists(kind.groupResource(), obj.GetName())
 	}
 	s.seq++
 	obj.SetUID(s.uids.uid(s.seq))
-	queued := s.insertLocked(kind, key, obj)
+	queued := s.insertLocked(kind, obj)
 	s.mu.Unlock()
 	if queued {
 		s.deliver()
@@ -291,7 +287,7 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 			n /= uint64(len(nameAlphabet))
 		}
 		name := obj.GetGenerateName() + string(suffix[:])
-		if _, ok := s.objs[kind][objectKey(kind, obj.GetNamespace(), name)]; !ok {
+		if _, ok := s.objs[kind].get(obj.GetNamespace(), name); !ok {
 			obj.SetName(name)
 			return
 		}
@@ -301,10 +297,10 @@ func (s *Server) generateNameLocked(kind Kind, obj object) {
 // insertLocked stores obj (which the store owns from now on) under a new
 // resourceVersion and commits its Added event. It reports whether handler
 // deliveries were queued.
-func (s *Server) insertLocked(kind Kind, key string, obj object) bool {
+func (s *Server) insertLocked(kind Kind, obj object) bool {
 	s.rv++
 	obj.SetResourceVersion(formatRV(s.rv))
-	s.objs[kind][key] = obj
+	s.objs[kind].put(obj)
 	return s.commitLocked(event{kind: kind, typ: watch.Added, rv: s.rv, obj: obj})
 }
 
@@ -350,9 +346,8 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 		return err
 	}
 	now := s.now()
-	key := objectKey(kind, namespace, name)
 	s.mu.Lock()
-	old, ok := s.objs[kind][key]
+	old, ok := s.objs[kind].get(namespace, name)
 	if !ok {
 		s.mu.Unlock()
 		return notFound(kind, name)
@@ -370,11 +365,11 @@ func (s *Server) delete(ctx context.Context, kind Kind, namespace, name string) 
 		grace := int64(0)
 		next.SetDeletionTimestamp(&now)
 		next.SetDeletionGracePeriodSeconds(&grace)
-		s.objs[kind][key] = next
+		s.objs[kind].put(next)
 		s.replaceLocked(old, next, true)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
 	} else {
-		delete(s.objs[kind], key)
+		s.objs[kind].remove(namespace, name)
 		s.replaceLocked(old, nil, true)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	}
@@ -393,9 +388,8 @@ func (s *Server) get(ctx context.Context, kind Kind, namespace, name string) (ob
 	if err := s.begin(ctx, vGet, kind, namespace, name); err != nil {
 		return nil, err
 	}
-	key := objectKey(kind, namespace, name)
 	s.mu.RLock()
-	o, ok := s.objs[kind][key]
+	o, ok := s.objs[kind].get(namespace, name)
 	s.mu.RUnlock()
 	if !ok {
 		return nil, notFound(kind, name)
@@ -418,25 +412,5 @@ func (s *Server) begin(ctx context.Context, v verbIndex, kind Kind, namespace, n
 
 // sortedLocked returns the stored versions of kind sorted by key.
 func (s *Server) sortedLocked(kind Kind) []object {
-	// The pairs are sorted, not the keys alone: looking each sorted key up
-	// again was a cold map lookup per object. BenchmarkSharedVolumes, 2
-	// cores: 100,000 volumes 98 → 72 ms (medians of 3), a million 2.42,
-	// 2.14 → 1.68, 1.45 s; 10,000 within the noise (3.8 → 4.0 ms).
-	m := s.objs[kind]
-	pairs := make([]keyed, 0, len(m))
-	for k, o := range m {
-		pairs = append(pairs, keyed{k, o})
-	}
-	slices.SortFunc(pairs, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
-	out := make([]object, len(pairs))
-	for i, p := range pairs {
-		out[i] = p.obj
-	}
-	return out
-}
-
-// keyed is a stored object and its store key.
-type keyed struct {
-	key string
-	obj object
+	return s.objs[kind].sorted()
 }

@@ -87,7 +87,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 	}
 	name := in.GetName()
 	rv := in.GetResourceVersion()
-	key := objectKey(kind, in.GetNamespace(), name)
+	namespace := in.GetNamespace()
 	var now *metav1.Time
 	if status && kind == KindVolume {
 		now = s.nowShared()
@@ -95,7 +95,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 
 	for {
 		s.mu.RLock()
-		old, ok := s.objs[kind][key]
+		old, ok := s.objs[kind].get(namespace, name)
 		_, unvalidated := s.unvalidated[old]
 		s.mu.RUnlock()
 		if err := checkPrecondition(kind, name, rv, old, ok); err != nil {
@@ -112,7 +112,7 @@ func (s *Server) update(ctx context.Context, kind Kind, in object, status bool) 
 			// A no-op update writes nothing: same resourceVersion, no event.
 			return old, post
 		}
-		if s.commitUpdate(kind, key, old, next, status) {
+		if s.commitUpdate(kind, old, next, status) {
 			return next, post
 		}
 		// Another write replaced old while next was built from it: build
@@ -167,9 +167,9 @@ func (s *Server) nextVersion(kind Kind, in, old object, status, unvalidated bool
 // commits its event (Deleted when next is being deleted and has no
 // finalizer left), unless another write has replaced old since: then it
 // stores nothing and returns false.
-func (s *Server) commitUpdate(kind Kind, key string, old, next object, status bool) bool {
+func (s *Server) commitUpdate(kind Kind, old, next object, status bool) bool {
 	s.mu.Lock()
-	if s.objs[kind][key] != old {
+	if cur, _ := s.objs[kind].get(old.GetNamespace(), old.GetName()); cur != old {
 		s.mu.Unlock()
 		return false
 	}
@@ -178,11 +178,11 @@ func (s *Server) commitUpdate(kind Kind, key string, old, next object, status bo
 	var queued bool
 	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
 		// The last finalizer is gone: the deletion completes.
-		delete(s.objs[kind], key)
+		s.objs[kind].remove(old.GetNamespace(), old.GetName())
 		s.replaceLocked(old, nil, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Deleted, rv: s.rv, obj: next})
 	} else {
-		s.objs[kind][key] = next
+		s.objs[kind].put(next)
 		s.replaceLocked(old, next, status)
 		queued = s.commitLocked(event{kind: kind, typ: watch.Modified, rv: s.rv, obj: next, old: old})
 	}

@@ -113,7 +113,14 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := s.objs[tc.kind][tc.key]
+			ns, name, _ := strings.Cut(tc.key, "/")
+			if name == "" {
+				ns, name = "", ns
+			}
+			old, ok := s.objs[tc.kind].get(ns, name)
+			if !ok {
+				t.Fatalf("%s %s is not stored", tc.kind, tc.key)
+			}
 			in := deepCopy(old)
 			tc.edit(in)
 			next, _ := withMetaAndSpec(in, old, sharer{&s.intern})
