@@ -53,35 +53,13 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 		return err
 	}
 
-	perKind := make(map[Kind]map[string]int)
-	for _, it := range items {
-		if perKind[it.kind] == nil {
-			perKind[it.kind] = make(map[string]int)
-		}
-		perKind[it.kind][it.obj.GetNamespace()]++
-	}
+	counts := seedCounts(items)
 	s.mu.Lock()
-	seen := make(map[Kind]map[seedKey]bool, len(perKind))
-	for kind, perNS := range perKind {
-		n := 0
-		for _, c := range perNS {
-			n += c
-		}
-		seen[kind] = make(map[seedKey]bool, n)
+	if err := s.takenLocked(items); err != nil {
+		s.mu.Unlock()
+		return err
 	}
-	for _, it := range items {
-		k := seedKey{name: it.obj.GetName()}
-		if it.kind.namespaced() {
-			k.namespace = it.obj.GetNamespace()
-		}
-		_, taken := s.objs[it.kind].get(k.namespace, k.name)
-		if taken || seen[it.kind][k] {
-			s.mu.Unlock()
-			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
-		}
-		seen[it.kind][k] = true
-	}
-	for kind, perNS := range perKind {
+	for kind, perNS := range counts {
 		s.objs[kind].reserveSeed(perNS)
 	}
 	var queued bool
@@ -139,7 +117,38 @@ type seedItem struct {
 // seedKey names an object of a seed (namespace empty for a cluster-scoped
 // kind).
 type seedKey struct {
+	kind            Kind
 	namespace, name string
+}
+
+// takenLocked returns kube-apiserver's AlreadyExists error for the first
+// object of items that is stored already or that items name twice.
+func (s *Server) takenLocked(items []seedItem) error {
+	seen := make(map[seedKey]bool, len(items))
+	for _, it := range items {
+		k := seedKey{kind: it.kind, name: it.obj.GetName()}
+		if it.kind.namespaced() {
+			k.namespace = it.obj.GetNamespace()
+		}
+		_, taken := s.objs[it.kind].get(k.namespace, k.name)
+		if taken || seen[k] {
+			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// seedCounts counts the objects of items by kind and namespace.
+func seedCounts(items []seedItem) map[Kind]map[string]int {
+	counts := make(map[Kind]map[string]int)
+	for _, it := range items {
+		if counts[it.kind] == nil {
+			counts[it.kind] = make(map[string]int)
+		}
+		counts[it.kind][it.obj.GetNamespace()]++
+	}
+	return counts
 }
 
 // minParallelSeed is the smallest seed whose objects are prepared on
