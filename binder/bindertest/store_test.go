@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -125,5 +127,40 @@ func TestStoreSortedSlashedNamespaces(t *testing.T) {
 	}
 	if !slices.Equal(got, keys) {
 		t.Fatalf("sorted:\n%q\nwant\n%q", got, keys)
+	}
+}
+
+// TestSeedClaimsOfOneNameInNamespaces checks that claims of one name in
+// different namespaces are different objects to a seed and to requests,
+// and that a seed naming a stored claim again fails with AlreadyExists.
+func TestSeedClaimsOfOneNameInNamespaces(t *testing.T) {
+	s := New()
+	claim := func(ns string) *v1.PersistentVolumeClaim {
+		return &v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+			Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+				Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+	}
+	if err := s.Seed(t.Context(), claim("a"), claim("a-b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seed(t.Context(), claim("b"), claim("a-b")); !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("seeding a-b/data again: %v, want AlreadyExists", err)
+	}
+	if _, err := s.GetClaim(t.Context(), "b", "data"); !apierrors.IsNotFound(err) {
+		t.Fatalf("b/data after the failed seed: %v, want NotFound", err)
+	}
+	if err := s.DeleteClaim(t.Context(), "a", "data"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetClaim(t.Context(), "a-b", "data")
+	if err != nil || got.Namespace != "a-b" {
+		t.Fatalf("a-b/data after deleting a/data: %v, %v", got, err)
+	}
+	if n := len(s.Claims()); n != 1 {
+		t.Fatalf("%d claims stored, want 1", n)
 	}
 }
