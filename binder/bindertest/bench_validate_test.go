@@ -62,45 +62,39 @@ func BenchmarkValidate(b *testing.B) {
 // BenchmarkSharedVolumes lists a store of n volumes in name order without
 // copying them, as volbind simulate's report does.
 func BenchmarkSharedVolumes(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("volumes=%d", n), func(b *testing.B) {
-			s, _ := newServer(b)
-			objs := make([]runtime.Object, n)
-			for i := range objs {
-				objs[i] = newVolume(fmt.Sprintf("pv-%07d", (i*7919)%n), "1Gi")
-			}
-			if err := s.Seed(b.Context(), objs...); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if got := s.SharedVolumes(); len(got) != n {
-					b.Fatalf("%d volumes listed, want %d", len(got), n)
-				}
-			}
-		})
-	}
+	benchmarkShared(b, "volumes", func(i, n int) runtime.Object {
+		return newVolume(fmt.Sprintf("pv-%07d", (i*7919)%n), "1Gi")
+	}, func(s *bindertest.Server) int { return len(s.SharedVolumes()) })
 }
 
 // BenchmarkSharedClaims lists a store of n claims spread over 20
 // namespaces, as volbind simulate generates them, in key order
 // ("namespace/name") without copying them, as its report does.
 func BenchmarkSharedClaims(b *testing.B) {
+	benchmarkShared(b, "claims", func(i, n int) runtime.Object {
+		j := (i * 7919) % n
+		return newClaim(fmt.Sprintf("ns-%02d", j%20), fmt.Sprintf("claim-%07d", j), "1Gi")
+	}, func(s *bindertest.Server) int { return len(s.SharedClaims()) })
+}
+
+// benchmarkShared seeds n objects made by object (from the object's index
+// and n) for each size and lists them with list, which returns how many it
+// listed.
+func benchmarkShared(b *testing.B, kind string, object func(i, n int) runtime.Object, list func(*bindertest.Server) int) {
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s=%d", kind, n), func(b *testing.B) {
 			s, _ := newServer(b)
 			objs := make([]runtime.Object, n)
 			for i := range objs {
-				j := (i * 7919) % n
-				objs[i] = newClaim(fmt.Sprintf("ns-%02d", j%20), fmt.Sprintf("claim-%07d", j), "1Gi")
+				objs[i] = object(i, n)
 			}
 			if err := s.Seed(b.Context(), objs...); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if got := s.SharedClaims(); len(got) != n {
-					b.Fatalf("%d claims listed, want %d", len(got), n)
+				if got := list(s); got != n {
+					b.Fatalf("%d %s listed, want %d", got, kind, n)
 				}
 			}
 		})

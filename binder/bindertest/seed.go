@@ -146,7 +146,11 @@ func seedCounts(items []seedItem) map[Kind]map[string]int {
 		if counts[it.kind] == nil {
 			counts[it.kind] = make(map[string]int)
 		}
-		counts[it.kind][it.obj.GetNamespace()]++
+		ns := ""
+		if it.kind.namespaced() {
+			ns = it.obj.GetNamespace()
+		}
+		counts[it.kind][ns]++
 	}
 	return counts
 }

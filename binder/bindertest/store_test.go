@@ -1,7 +1,6 @@
 package bindertest
 
 import (
-	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -55,13 +54,7 @@ func TestStoreMatchesKeyedMap(t *testing.T) {
 	if len(keys) < 10 {
 		t.Fatalf("only %d objects left to sort", len(keys))
 	}
-	var got []string
-	for _, o := range st.sorted() {
-		got = append(got, o.GetNamespace()+"/"+o.GetName())
-	}
-	if !slices.Equal(got, keys) {
-		t.Fatalf("sorted:\n%q\nwant\n%q", got, keys)
-	}
+	checkSorted(t, &st, keys)
 }
 
 // TestStoreClusterScoped checks that a cluster-scoped store finds objects
@@ -93,23 +86,6 @@ func TestStoreClusterScoped(t *testing.T) {
 	}
 }
 
-// TestCompareKeys checks compareKeys against comparing the keys built.
-func TestCompareKeys(t *testing.T) {
-	parts := []string{"", "a", "a-", "a-b", "a/", "a/b", "ab", "b", "a.", "a0", "/"}
-	for _, ans := range parts {
-		for _, an := range parts {
-			for _, bns := range parts {
-				for _, bn := range parts {
-					want := cmp.Compare(ans+"/"+an, bns+"/"+bn)
-					if got := compareKeys(ans, an, bns, bn); got != want {
-						t.Fatalf("compareKeys(%q, %q, %q, %q) = %d, want %d", ans, an, bns, bn, got, want)
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestStoreSortedSlashedNamespaces checks the key order of a namespaced
 // store whose namespaces hold a '/' (SeedInvalid stores them), where keys
 // of different namespaces interleave.
@@ -121,13 +97,7 @@ func TestStoreSortedSlashedNamespaces(t *testing.T) {
 		keys = append(keys, k[0]+"/"+k[1])
 	}
 	slices.Sort(keys)
-	var got []string
-	for _, o := range st.sorted() {
-		got = append(got, o.GetNamespace()+"/"+o.GetName())
-	}
-	if !slices.Equal(got, keys) {
-		t.Fatalf("sorted:\n%q\nwant\n%q", got, keys)
-	}
+	checkSorted(t, &st, keys)
 }
 
 // TestSeedClaimsOfOneNameInNamespaces checks that claims of one name in
@@ -162,5 +132,18 @@ func TestSeedClaimsOfOneNameInNamespaces(t *testing.T) {
 	}
 	if n := len(s.Claims()); n != 1 {
 		t.Fatalf("%d claims stored, want 1", n)
+	}
+}
+
+// checkSorted fails t unless st lists its objects in the order of keys
+// ("namespace/name", sorted).
+func checkSorted(t *testing.T, st *store, keys []string) {
+	t.Helper()
+	var got []string
+	for _, o := range st.sorted() {
+		got = append(got, o.GetNamespace()+"/"+o.GetName())
+	}
+	if !slices.Equal(got, keys) {
+		t.Fatalf("sorted:\n%q\nwant\n%q", got, keys)
 	}
 }
