@@ -33,11 +33,14 @@ func TestClaimListOrderMatchesKubeAPIServer(t *testing.T) {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create namespace %s: %v", ns, err)
 		}
+		// The claims are deleted and the namespace kept, as newFixture
+		// does: the controllers of tests running alongside record events
+		// about these claims, which a terminating namespace refuses.
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-				t.Errorf("delete namespace %s: %v", ns, err)
+			if err := cs.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+				t.Errorf("delete the claims of %s: %v", ns, err)
 			}
 		})
 	}
