@@ -39,6 +39,9 @@ var errClaimedVolumeReserved = errors.New("binder: the volume bound to the claim
 // volume is the claim's; end the reservation of what it returns with
 // bindReserved or endChoice.
 func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
+	// key serves lookups only, so that it can live on the stack (one
+	// allocation fewer per binding); the rare paths that keep a key or
+	// put it in an error build their own (claimKeyOf).
 	key := cache.ClaimKey(claim.Namespace, claim.Name)
 	name, held := b.reservations.takeHold(key, claim.UID)
 	if name != "" && !held {
@@ -52,7 +55,7 @@ func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim)
 		if !b.reservations.tryReserve(name) {
 			// Another claim's sync chose it before its claimRef was
 			// cached; that sync's write conflicts. Try again later.
-			return nil, fmt.Errorf("%w: volume %q, bound to claim %q", errClaimedVolumeReserved, name, key)
+			return nil, fmt.Errorf("%w: volume %q, bound to claim %q", errClaimedVolumeReserved, name, claimKeyOf(claim))
 		}
 	}
 	b.volumeLocks.Lock(name)
@@ -67,8 +70,8 @@ func (b *Binder) ownVolume(ctx context.Context, claim *v1.PersistentVolumeClaim)
 			ok = false
 		default:
 			b.volumeLocks.Unlock(name)
-			b.reservations.hold(key, claim.UID, name)
-			return nil, fmt.Errorf("binder: read volume %q, which claim %q may be bound to: %w", name, key, err)
+			b.reservations.hold(claimKeyOf(claim), claim.UID, name)
+			return nil, fmt.Errorf("binder: read volume %q, which claim %q may be bound to: %w", name, claimKeyOf(claim), err)
 		}
 	}
 	if !ok || !boundToUID(pv, claim) {

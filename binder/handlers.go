@@ -119,8 +119,9 @@ func (b *Binder) claimChanged(obj any) {
 	if !ok || pvc == nil {
 		return
 	}
-	// One key string serves the cache and the queue (the claim's events
-	// are ~3 per binding).
+	// key serves the cache's lookups and does not escape (on the stack
+	// when short): most of a claim's events, those of the Binder's own
+	// writes, queue nothing, and the queue's key is built when it is.
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
 	stored, err := b.store.storeClaimKey(key, pvc)
 	if err != nil {
@@ -128,17 +129,22 @@ func (b *Binder) claimChanged(obj any) {
 		return
 	}
 	b.store.trackedClaim(key, pvc)
-	wk := claimWork(key)
 	if !stored {
 		if b.store.shareClaim(key, pvc) {
-			b.work.add(wk)
+			b.work.add(claimWork(claimKeyOf(pvc)))
 		}
 		return
 	}
 	if b.own.event(ownClaim(pvc), pvc.ResourceVersion) {
 		return // the update in flight settles it
 	}
-	b.work.add(wk)
+	b.work.add(claimWork(claimKeyOf(pvc)))
+}
+
+// claimKeyOf returns pvc's cache and queue key ("namespace/name"), a new
+// string to keep.
+func claimKeyOf(pvc *v1.PersistentVolumeClaim) string {
+	return cache.ClaimKey(pvc.Namespace, pvc.Name)
 }
 
 func (b *Binder) claimDeleted(obj any) {

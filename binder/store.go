@@ -1,6 +1,7 @@
 package binder
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,7 +205,9 @@ func (s *store) storeVolumeLocked(st *stripe, pv *v1.PersistentVolume, read bool
 // read (learned) rather than delivered by an event or a write's answer.
 func setLearnedLocked(learned map[string]struct{}, key string, read bool) {
 	if read {
-		learned[key] = struct{}{}
+		// A copy, so that key does not escape: the callers' keys of
+		// claims (built per event and per write) stay on the stack.
+		learned[strings.Clone(key)] = struct{}{}
 	} else if len(learned) > 0 {
 		delete(learned, key)
 	}

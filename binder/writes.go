@@ -167,7 +167,7 @@ func (b *Binder) keepClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
 		return
 	}
 	if stored && (!known || prev.UID != pvc.UID) {
-		b.work.add(claimWork(key))
+		b.work.add(claimWork(claimKeyOf(pvc)))
 	}
 }
 
