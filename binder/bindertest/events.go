@@ -18,8 +18,10 @@ type event struct {
 	// obj is the new version, or the last state (with the deletion's
 	// resourceVersion) for a deletion.
 	obj object
-	// old is the previous version of a Modified event, else nil.
-	old object
+	// old is the previous version of a Modified event, else nil; in the
+	// history (ring), nil and oldLabels its labels.
+	old       object
+	oldLabels map[string]string
 }
 
 // subscriber is one AddEventHandler registration.

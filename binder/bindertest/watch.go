@@ -50,7 +50,24 @@ func parseSelector(kind Kind, opts metav1.ListOptions) (selector, error) {
 }
 
 func (sel selector) matches(o object) bool {
-	if !sel.labels.Empty() && !sel.labels.Matches(labels.Set(o.GetLabels())) {
+	return sel.matchesWith(o.GetLabels(), o)
+}
+
+// matchedBefore reports whether the version before ev, a Modified event,
+// matched sel: from that version, or, for an event from the history, from
+// the labels it kept of it (the name and namespace are ev.obj's: they
+// never change).
+func (sel selector) matchedBefore(ev event) bool {
+	if ev.old != nil {
+		return sel.matches(ev.old)
+	}
+	return sel.matchesWith(ev.oldLabels, ev.obj)
+}
+
+// matchesWith reports whether an object with lbls and o's name and
+// namespace matches sel.
+func (sel selector) matchesWith(lbls map[string]string, o object) bool {
+	if !sel.labels.Empty() && !sel.labels.Matches(labels.Set(lbls)) {
 		return false
 	}
 	if sel.fields.Empty() {
@@ -185,7 +202,7 @@ func (w *watcher) convert(it watchItem) (watch.Event, bool) {
 	now := w.sel.matches(ev.obj)
 	typ := ev.typ
 	if ev.typ == watch.Modified {
-		was := w.sel.matches(ev.old)
+		was := w.sel.matchedBefore(ev)
 		switch {
 		case was && !now:
 			typ, now = watch.Deleted, true

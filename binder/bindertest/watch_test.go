@@ -137,24 +137,45 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestWatchSelectorTransitions checks that a watch with a label selector
+// sees an object that starts to match as Added and one that stops as
+// Deleted, both from a watch open during the updates and from one that
+// resumes from the history after them (which keeps only the labels of the
+// version before each update).
 func TestWatchSelectorTransitions(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newServer(t)
-	pv := mustCreateVolume(t, s, newVolume("pv", "1Gi"))
-	w, err := s.Watch(ctx, bindertest.KindVolume, metav1.ListOptions{LabelSelector: "tier=fast", ResourceVersion: pv.ResourceVersion})
-	if err != nil {
-		t.Fatalf("Watch = %v", err)
-	}
-	defer w.Stop()
-	for _, labels := range []map[string]string{{"tier": "fast"}, {"tier": "fast", "x": "y"}, {"tier": "slow"}} {
-		pv.Labels = labels
-		if pv, err = s.UpdateVolume(ctx, pv); err != nil {
-			t.Fatalf("UpdateVolume = %v", err)
-		}
-	}
-	want := []string{"ADDED pv", "MODIFIED pv", "DELETED pv"}
-	if diff := cmp.Diff(want, collect(t, w, len(want))); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	for _, replayed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replayed=%t", replayed), func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := newServer(t)
+			pv := mustCreateVolume(t, s, newVolume("pv", "1Gi"))
+			opts := metav1.ListOptions{LabelSelector: "tier=fast", ResourceVersion: pv.ResourceVersion}
+			open := func() watch.Interface {
+				w, err := s.Watch(ctx, bindertest.KindVolume, opts)
+				if err != nil {
+					t.Fatalf("Watch = %v", err)
+				}
+				t.Cleanup(w.Stop)
+				return w
+			}
+			var w watch.Interface
+			if !replayed {
+				w = open()
+			}
+			var err error
+			for _, labels := range []map[string]string{{"tier": "fast"}, {"tier": "fast", "x": "y"}, {"tier": "slow"}} {
+				pv.Labels = labels
+				if pv, err = s.UpdateVolume(ctx, pv); err != nil {
+					t.Fatalf("UpdateVolume = %v", err)
+				}
+			}
+			if replayed {
+				w = open()
+			}
+			want := []string{"ADDED pv", "MODIFIED pv", "DELETED pv"}
+			if diff := cmp.Diff(want, collect(t, w, len(want))); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -371,9 +371,15 @@ func (g *gen) options(vols []*v1.PersistentVolume) FindOptions {
 // With Options.UnmarkedCandidates the reference sees every volume whose
 // phase is empty or Pending as Available: the Index must then answer as
 // Kubernetes would once the PV controller had marked those volumes.
+//
+// With colliding claim hashes (collide=true) every claim has the same one,
+// so the Index must tell pre-bound and bound volumes apart by their
+// claimRefs alone.
 func TestFindBestMatchDifferential(t *testing.T) {
 	for _, unmarked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unmarked=%t", unmarked), func(t *testing.T) { testDifferential(t, unmarked) })
+		for _, collide := range []bool{false, true} {
+			t.Run(fmt.Sprintf("unmarked=%t/collide=%t", unmarked, collide), func(t *testing.T) { testDifferential(t, unmarked, collide) })
+		}
 	}
 }
 
@@ -392,7 +398,7 @@ func markedAvailable(vols []*v1.PersistentVolume) []*v1.PersistentVolume {
 	return out
 }
 
-func testDifferential(t *testing.T, unmarked bool) {
+func testDifferential(t *testing.T, unmarked, collide bool) {
 	seed := testSeed(t)
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 5))}
 	clusters, claimsPer := 3000, 8
@@ -402,6 +408,9 @@ func testDifferential(t *testing.T, unmarked bool) {
 	var finds, matched, errs, shuffledTies, unmarkedWins int
 	for cl := range clusters {
 		ix := NewWithOptions(Options{UnmarkedCandidates: unmarked})
+		if collide {
+			colliding(ix)
+		}
 		n := g.pick(60)
 		vols := make([]*v1.PersistentVolume, 0, n)
 		for i := range n {

@@ -1,6 +1,7 @@
 package pvindex
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -14,12 +15,13 @@ import (
 
 // checkLinks fails t unless the Index's maps and trees hold exactly its
 // records: every record of byName with a volume, each with a claimRef
-// filed under its claim (byClaim holding it, or for a claim of several,
-// claimedMore listing them sorted by name and byClaim one of them), the
-// candidates in their trees, and the mode counts those of the records.
+// filed under its claim's hash (byClaim holding it, or for a hash of
+// several, claimedMore listing them sorted by name and byClaim one of
+// them), the candidates in their trees, and the mode counts those of the
+// records.
 func checkLinks(t *testing.T, ix *Index) {
 	t.Helper()
-	want := map[claimKey][]*record{}
+	want := map[claimHash][]*record{}
 	var sets [numModeSets]int
 	candidates := 0
 	for name, r := range ix.byName {
@@ -31,7 +33,8 @@ func checkLinks(t *testing.T, ix *Index) {
 			candidates++
 		}
 		if r.hasClaim() {
-			want[r.claim()] = append(want[r.claim()], r)
+			h := ix.hashClaim(r.claim())
+			want[h] = append(want[h], r)
 		}
 	}
 	if sets != ix.sets {
@@ -51,7 +54,7 @@ func checkLinks(t *testing.T, ix *Index) {
 		}
 	}
 	if len(ix.byClaim) != len(want) {
-		t.Fatalf("byClaim has %d claims, the records name %d", len(ix.byClaim), len(want))
+		t.Fatalf("byClaim has %d hashes, the records' claims have %d", len(ix.byClaim), len(want))
 	}
 	inTrees := 0
 	for _, ts := range ix.trees {
@@ -71,13 +74,26 @@ func checkLinks(t *testing.T, ix *Index) {
 // volumes (claimRefs to a few claims or none, sizes, phases, classes, access
 // modes) and checks after each step that the Index links exactly its
 // current records: a replaced record leaves every map and tree, whether
-// its claim, its place or both changed.
+// its claim, its place or both changed. With colliding hashes every claim
+// has the same one, and ClaimedBy must still tell them apart.
 func TestUpsertReplacesLinks(t *testing.T) {
+	for _, collide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("collide=%t", collide), func(t *testing.T) { testUpsertReplacesLinks(t, collide) })
+	}
+}
+
+// colliding makes every claim of ix hash alike; call it before any Upsert.
+func colliding(ix *Index) { ix.hash = func(claimKey) uint64 { return 42 } }
+
+func testUpsertReplacesLinks(t *testing.T, collide bool) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 7))
 	names := []string{"pv-a", "pv-b", "pv-c", "pv-d"}
 	claims := []string{"", "claim-1", "claim-2"}
 	relinked := 0
 	ix := New()
+	if collide {
+		colliding(ix)
+	}
 	for step := range 5000 {
 		name := names[rng.IntN(len(names))]
 		if rng.IntN(8) == 0 {
@@ -105,10 +121,28 @@ func TestUpsertReplacesLinks(t *testing.T) {
 		if got, _ := ix.Get(name); got != pv {
 			t.Fatalf("step %d: Get(%s) is not the upserted version", step, name)
 		}
+		for _, c := range claims[1:] {
+			if got, want := ix.ClaimedBy("ns", c, ""), claimedByScan(ix, "ns", c); !slices.Equal(got, want) {
+				t.Fatalf("step %d: ClaimedBy(%s) = %v, the records name it in %v", step, c, got, want)
+			}
+		}
 	}
 	if relinked < 500 {
 		t.Fatalf("only %d upserts kept their claim", relinked)
 	}
+}
+
+// claimedByScan returns the sorted names of ix's volumes whose claimRef
+// names namespace/name, by reading every record.
+func claimedByScan(ix *Index, namespace, name string) []string {
+	var out []string
+	for n, r := range ix.byName {
+		if r.hasClaim() && r.claim() == (claimKey{namespace: namespace, name: name}) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestReserveClaimsKeepsLinks reserves room in the claim map of an Index
