@@ -28,6 +28,9 @@ func (ix *Index) hashClaim(k claimKey) claimHash {
 // name, or nil. A single volume is returned in one, so that the common
 // case does not allocate. The caller holds ix.mu.
 func (ix *Index) claimedLocked(k claimKey, one *[1]*record) []*record {
+	if len(ix.byClaim) == 0 {
+		return nil // no volume has a claimRef: skip the hash
+	}
 	h := ix.hashClaim(k)
 	if len(ix.claimedMore) > 0 {
 		if list, ok := ix.claimedMore[h]; ok {
