@@ -81,3 +81,24 @@ func TestGrowSpreadsOverNamespaces(t *testing.T) {
 		t.Fatalf("%d claims stored, want 20000", n)
 	}
 }
+
+// TestSeedReservesClusterScopedAsOne checks that a seed of a cluster-scoped
+// kind reserves room for all its objects in the one map they are stored
+// in, those given a stray namespace included (the server clears it).
+func TestSeedReservesClusterScopedAsOne(t *testing.T) {
+	s := New()
+	objs := make([]runtime.Object, 1500)
+	for i := range objs {
+		pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv-%d", i)}}
+		if i%2 == 0 {
+			pv.Namespace = "stray"
+		}
+		objs[i] = pv
+	}
+	if err := s.SeedInvalid(t.Context(), objs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.objs[KindVolume].reserved[""]; got != len(objs) {
+		t.Fatalf("room reserved for %d volumes, want %d", got, len(objs))
+	}
+}

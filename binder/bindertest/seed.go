@@ -115,7 +115,7 @@ type seedItem struct {
 }
 
 // seedKey names an object of a seed (namespace empty for a cluster-scoped
-// kind).
+// kind, as prepareNew leaves it).
 type seedKey struct {
 	kind            Kind
 	namespace, name string
@@ -126,10 +126,7 @@ type seedKey struct {
 func (s *Server) takenLocked(items []seedItem) error {
 	seen := make(map[seedKey]bool, len(items))
 	for _, it := range items {
-		k := seedKey{kind: it.kind, name: it.obj.GetName()}
-		if it.kind.namespaced() {
-			k.namespace = it.obj.GetNamespace()
-		}
+		k := seedKey{kind: it.kind, namespace: it.obj.GetNamespace(), name: it.obj.GetName()}
 		_, taken := s.objs[it.kind].get(k.namespace, k.name)
 		if taken || seen[k] {
 			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
@@ -139,18 +136,15 @@ func (s *Server) takenLocked(items []seedItem) error {
 	return nil
 }
 
-// seedCounts counts the objects of items by kind and namespace.
+// seedCounts counts the objects of items by kind and namespace (prepareNew
+// has cleared the namespace of a cluster-scoped object).
 func seedCounts(items []seedItem) map[Kind]map[string]int {
 	counts := make(map[Kind]map[string]int)
 	for _, it := range items {
 		if counts[it.kind] == nil {
 			counts[it.kind] = make(map[string]int)
 		}
-		ns := ""
-		if it.kind.namespaced() {
-			ns = it.obj.GetNamespace()
-		}
-		counts[it.kind][ns]++
+		counts[it.kind][it.obj.GetNamespace()]++
 	}
 	return counts
 }

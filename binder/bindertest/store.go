@@ -105,7 +105,7 @@ func (st *store) reserveSeed(perNS map[string]int) {
 	room := st.room
 	st.room = 0
 	for ns, n := range perNS {
-		if share := room * n / max(total, 1); share > n {
+		if share := room * n / total; share > n {
 			n = share
 		}
 		st.reserve(ns, n)

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/randfill"
 )
 
@@ -113,9 +114,9 @@ func TestUpdateFastPathMatchesFullValidation(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns, name, _ := strings.Cut(tc.key, "/")
-			if name == "" {
-				ns, name = "", ns
+			ns, name, err := toolscache.SplitMetaNamespaceKey(tc.key)
+			if err != nil {
+				t.Fatal(err)
 			}
 			old, ok := s.objs[tc.kind].get(ns, name)
 			if !ok {
