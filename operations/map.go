@@ -64,6 +64,12 @@ type Map struct {
 	// waiters counts the Wait calls in progress; while it is zero,
 	// finishing operations need not look for idleness.
 	waiters atomic.Int32
+	// nFailed counts the backoff entries of all shards; while it is
+	// zero, a successful operation has no backoff to forget and does not
+	// lock its shard. Finishing operations read it, failures write it:
+	// it is apart from the shards so that the reads do not take their
+	// cache lines away from Run.
+	nFailed atomic.Int32
 	// idleMu guards idle.
 	idleMu sync.Mutex
 	// idle is closed (and reset to nil) when no operation runs any more;
@@ -72,21 +78,6 @@ type Map struct {
 
 	hasher shard.Hasher
 	shards [mapShards]shard.Padded[mapShard]
-}
-
-// mapShard is one independently locked part of a Map.
-type mapShard struct {
-	// mu guards pending and failed.
-	mu sync.Mutex
-	// pending holds the names whose operation is running. Its length is
-	// per shard, so Run and finishing operations on different CPUs share
-	// no counter.
-	pending map[string]struct{}
-	// failed holds the backoff state of names whose last operation failed.
-	failed map[string]*backoff
-	// finishing counts the operations no longer pending whose then
-	// callback runs: Wait waits for them too.
-	finishing int
 }
 
 // New returns an empty Map configured by cfg. It starts no goroutine.
@@ -116,8 +107,7 @@ func New(cfg Config) *Map {
 	m.hasher = shard.NewHasher()
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for i := range m.shards {
-		m.shards[i].Value.pending = make(map[string]struct{})
-		m.shards[i].Value.failed = make(map[string]*backoff)
+		m.shards[i].Value.init()
 	}
 	return m
 }
@@ -160,26 +150,23 @@ func (m *Map) RunThen(ctx context.Context, name string, op func(ctx context.Cont
 	}
 	s := m.shard(name)
 	s.mu.Lock()
-	// One map operation both tests and marks name as pending: storing a
-	// present key leaves the length as it was.
-	n := len(s.pending)
-	s.pending[name] = struct{}{}
-	if len(s.pending) == n {
+	prev := s.pending[name]
+	if prev != nil && prev.state.Load() == opRunning {
 		s.mu.Unlock()
 		return ErrAlreadyRunning
 	}
 	if len(s.failed) > 0 {
 		if b, ok := s.failed[name]; ok {
 			if now := m.clock.Now(); !now.After(b.until) {
-				delete(s.pending, name)
 				err := &BackoffError{Name: name, Until: b.until, LastError: b.lastErr}
 				s.mu.Unlock()
 				return err
 			}
 		}
 	}
+	o := &operation{m: m, name: name, op: op, then: then, parent: ctx}
+	s.startLocked(o, prev)
 	s.mu.Unlock()
-	o := &operation{m: m, s: s, name: name, op: op, then: then, parent: ctx}
 	go o.run()
 	return nil
 }
@@ -187,48 +174,58 @@ func (m *Map) RunThen(ctx context.Context, name string, op func(ctx context.Cont
 // run is the goroutine of one operation.
 func (o *operation) run() {
 	var err error
-	defer o.m.finish(o.s, o.name, &err, o.then)
+	defer o.m.finish(o, &err)
 	err = o.op(o)
 }
 
-// finish records the outcome of the operation under name, turning a panic
-// into a *PanicError, and calls then. It is deferred by run, so it may
-// recover.
-func (m *Map) finish(s *mapShard, name string, errp *error, then func(error)) {
+// finish records the outcome of operation o, turning a panic into a
+// *PanicError, marks it done (its name is no longer pending), calls its
+// then and marks it finished. It is deferred by run, so it may recover. It
+// writes nothing its shard's Run writes unless the operation failed, a
+// backoff is to be forgotten or a Wait waits.
+func (m *Map) finish(o *operation, errp *error) {
+	name, then := o.name, o.then
 	if r := recover(); r != nil {
 		perr := &PanicError{Name: name, Value: r, Stack: debug.Stack()}
 		m.logger.Error(perr, "Operation panicked", "operation", name, "stack", string(perr.Stack))
 		*errp = perr
 	}
 	err := *errp
-	s.mu.Lock()
-	delete(s.pending, name)
+	// A Run that finds o done must see its backoff: record it first. A
+	// failed entry of name can only be from an earlier operation of
+	// name, which Run saw done under mu, so m.nFailed counts it.
 	switch {
 	case err != nil && !m.disableBackoff:
+		s := m.shard(name)
+		s.mu.Lock()
 		b := s.failed[name]
 		if b == nil {
 			b = &backoff{}
 			s.failed[name] = b
+			m.nFailed.Add(1)
 		}
 		b.fail(m.clock.Now(), err, m.initialDelay, m.maxDelay)
-	case len(s.failed) > 0:
-		delete(s.failed, name)
-	}
-	if then != nil {
-		s.finishing++
-	}
-	shardIdle := len(s.pending) == 0 && s.finishing == 0
-	s.mu.Unlock()
-	if then != nil {
-		then(err)
+		s.mu.Unlock()
+	case m.nFailed.Load() > 0:
+		s := m.shard(name)
 		s.mu.Lock()
-		s.finishing--
-		shardIdle = len(s.pending) == 0 && s.finishing == 0
+		if _, ok := s.failed[name]; ok {
+			delete(s.failed, name)
+			m.nFailed.Add(-1)
+		}
 		s.mu.Unlock()
 	}
+	// The closures are not needed any more: o stays in pending until
+	// swept, and its context may outlive it.
+	o.op, o.then = nil, nil
+	o.state.Store(opDone)
+	if then != nil {
+		then(err)
+	}
+	o.state.Store(opFinished)
 	// Wait increments waiters before it looks at the shards, so either it
-	// sees this shard idle or this sees it waiting.
-	if shardIdle && m.waiters.Load() > 0 {
+	// sees o finished or this sees it waiting.
+	if m.waiters.Load() > 0 {
 		m.idleMu.Lock()
 		if m.idle != nil && m.idleLocked() {
 			close(m.idle)
@@ -242,11 +239,7 @@ func (m *Map) finish(s *mapShard, name string, errp *error, then func(error)) {
 // held.
 func (m *Map) idleLocked() bool {
 	for i := range m.shards {
-		s := &m.shards[i].Value
-		s.mu.Lock()
-		n := len(s.pending) + s.finishing
-		s.mu.Unlock()
-		if n > 0 {
+		if m.shards[i].Value.busy() {
 			return false
 		}
 	}
@@ -258,9 +251,9 @@ func (m *Map) idleLocked() bool {
 func (m *Map) IsPending(name string) bool {
 	s := m.shard(name)
 	s.mu.Lock()
-	_, ok := s.pending[name]
+	o := s.pending[name]
 	s.mu.Unlock()
-	return ok
+	return o != nil && o.state.Load() == opRunning
 }
 
 // Wait blocks until no operation is running or ctx is done, and then

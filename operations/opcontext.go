@@ -2,6 +2,7 @@ package operations
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,12 +19,14 @@ import (
 // has no deadline.
 type operation struct {
 	m    *Map
-	s    *mapShard
 	name string
 	op   func(context.Context) error
 	then func(error) // nil: none
 	// parent is the caller's context; only its values are used.
 	parent context.Context
+	// state is opRunning, opDone or opFinished; only the operation's
+	// own goroutine changes it.
+	state atomic.Uint32
 }
 
 var _ context.Context = (*operation)(nil)
