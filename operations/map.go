@@ -165,7 +165,7 @@ func (m *Map) RunThen(ctx context.Context, name string, op func(ctx context.Cont
 		}
 	}
 	o := &operation{m: m, name: name, op: op, then: then, parent: ctx}
-	s.startLocked(o, prev)
+	s.startLocked(o)
 	s.mu.Unlock()
 	go o.run()
 	return nil

@@ -1,9 +1,6 @@
 package operations
 
-import (
-	"slices"
-	"sync"
-)
+import "sync"
 
 // mapShard is one independently locked part of a Map: the operations
 // started under the names that hash to it, and their backoff.
@@ -23,11 +20,15 @@ type mapShard struct {
 	// pending holds the operation last started under each name: running,
 	// done or finished; the finished ones until a sweep.
 	pending map[string]*operation
-	// displaced holds done operations whose name Run started again while
-	// their then callback still ran: Wait waits for them too.
-	displaced []*operation
-	// sweepAt is the size of pending at which Run sweeps the finished
-	// operations out of it.
+	// started holds, in the order Run started them, the operations
+	// started since the last sweep and those the sweeps found
+	// unfinished: every operation Wait waits for, including one whose
+	// name was started again while its then callback ran. A sweep reads
+	// it instead of pending: the operations of one shard are allocated
+	// one after the other, so this walk goes through memory in order.
+	started []*operation
+	// sweepAt is the length of started at which Run sweeps the finished
+	// operations out.
 	sweepAt int
 	// failed holds the backoff state of names whose last operation
 	// failed. Map.nFailed counts the entries of all shards.
@@ -45,8 +46,10 @@ const (
 	opFinished
 )
 
-// minSweep is the smallest size of a shard's pending map at which Run
-// sweeps finished operations out of it.
+// minSweep is the smallest length of a shard's started operations at
+// which Run sweeps the finished ones out. 16, 32, 64, 256 and 1,024 gave
+// serial run+finish medians of 685, 679, 666, 747 and 1,111 ns (2 cores,
+// 20 rounds each).
 const minSweep = 64
 
 func (s *mapShard) init() {
@@ -55,31 +58,32 @@ func (s *mapShard) init() {
 	s.sweepAt = minSweep
 }
 
-// startLocked records o as the operation of its name, in place of prev
-// (nil, done or finished). Called with mu held.
-func (s *mapShard) startLocked(o, prev *operation) {
-	if prev != nil && prev.state.Load() != opFinished {
-		s.displaced = append(s.displaced, prev)
-	}
+// startLocked records o as the operation of its name. Called with mu
+// held.
+func (s *mapShard) startLocked(o *operation) {
 	s.pending[o.name] = o
-	if len(s.pending) >= s.sweepAt {
+	s.started = append(s.started, o)
+	if len(s.started) >= s.sweepAt {
 		s.sweepLocked()
 	}
 }
 
-// sweepLocked removes the finished operations from pending and displaced
-// and sets the size of the next sweep to twice what is left, so that
+// sweepLocked removes the finished operations from started and pending
+// and sets the length of the next sweep to twice what is left, so that
 // sweeping costs a constant per Run. Usually few operations are left: the
-// map is then cleared (no key is hashed) and they are put back. A map that
-// a burst grew is made anew once the burst is over. Called with mu held.
+// map is then cleared (no key is hashed) and they are put back, in the
+// order they started, so that the last one of a name is its entry. A map
+// that a burst grew is made anew once the burst is over. Called with mu
+// held.
 func (s *mapShard) sweepLocked() {
-	var buf [8]*operation
-	left := buf[:0]
-	for _, o := range s.pending {
+	left := s.started[:0]
+	for _, o := range s.started {
 		if o.state.Load() != opFinished {
 			left = append(left, o)
 		}
 	}
+	clear(s.started[len(left):])
+	s.started = left
 	switch n := len(s.pending); {
 	case 2*len(left) > n:
 		for name, o := range s.pending {
@@ -97,36 +101,25 @@ func (s *mapShard) sweepLocked() {
 			s.pending[o.name] = o
 		}
 	}
-	s.sweepAt = max(minSweep, 2*len(s.pending))
-	s.displaced = deleteFinished(s.displaced)
-}
-
-// deleteFinished returns ops without the finished operations, nil when
-// none is left.
-func deleteFinished(ops []*operation) []*operation {
-	ops = slices.DeleteFunc(ops, func(o *operation) bool { return o.state.Load() == opFinished })
-	if len(ops) == 0 {
-		return nil
-	}
-	return ops
+	s.sweepAt = max(minSweep, 2*len(left))
 }
 
 // busy reports whether an operation of the shard has not finished. It
-// takes the finished operations it meets out of pending, so that a Wait
-// during a burst, which makes every finishing operation look again, does
-// not read them again.
+// drops the finished operations it passes, so that a Wait during a burst,
+// which makes every finishing operation look again, does not read them
+// again; those still in pending go with the next sweep.
 func (s *mapShard) busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.displaced = deleteFinished(s.displaced)
-	if len(s.displaced) > 0 {
-		return true
-	}
-	for name, o := range s.pending {
+	for i, o := range s.started {
 		if o.state.Load() != opFinished {
+			clear(s.started[:i])
+			s.started = s.started[i:]
 			return true
 		}
-		delete(s.pending, name)
+	}
+	if len(s.started) > 0 {
+		s.sweepLocked()
 	}
 	return false
 }

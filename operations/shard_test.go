@@ -15,7 +15,7 @@ func pendingEntries(m *Map) int {
 	for i := range m.shards {
 		s := &m.shards[i].Value
 		s.mu.Lock()
-		n += len(s.pending) + len(s.displaced)
+		n += len(s.pending) + len(s.started)
 		s.mu.Unlock()
 	}
 	return n
