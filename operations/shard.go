@@ -1,6 +1,9 @@
 package operations
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
 // mapShard is one independently locked part of a Map: the operations
 // started under the names that hash to it, and their backoff.
@@ -84,19 +87,14 @@ func (s *mapShard) sweepLocked() {
 	}
 	clear(s.started[len(left):])
 	s.started = left
-	switch n := len(s.pending); {
-	case 2*len(left) > n:
-		for name, o := range s.pending {
-			if o.state.Load() == opFinished {
-				delete(s.pending, name)
-			}
+	if n := len(s.pending); 2*len(left) > n {
+		maps.DeleteFunc(s.pending, func(_ string, o *operation) bool { return o.state.Load() == opFinished })
+	} else {
+		if n > 4*minSweep {
+			s.pending = make(map[string]*operation, len(left))
+		} else {
+			clear(s.pending)
 		}
-	case n > 4*minSweep:
-		s.pending = make(map[string]*operation, len(left))
-	default:
-		clear(s.pending)
-	}
-	if len(s.pending) == 0 {
 		for _, o := range left {
 			s.pending[o.name] = o
 		}

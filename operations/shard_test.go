@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // pendingEntries counts the operations m's shards still hold, finished or
@@ -65,15 +68,23 @@ func TestWaitWaitsForThenOfReplacedOperation(t *testing.T) {
 		t.Fatalf("Run(a) while the first one's then runs = %v, want nil", err)
 	}
 	<-second
+	// The second operation is finished once its then has returned:
+	// wait for that, so that only the first one's then keeps the Map
+	// busy.
+	s := m.shard("a")
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			o := s.pending["a"]
+			return o != nil && o.state.Load() == opFinished, nil
+		}); err != nil {
+		t.Fatalf("the second operation of a did not finish: %v", err)
+	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	// The second operation finishes right after its then; the first
-	// one's then still runs, so the Map is not idle however long this
-	// takes.
-	for range 100 {
-		if err := m.Wait(cancelled); !errors.Is(err, context.Canceled) {
-			t.Fatalf("Wait while a replaced operation's then runs = %v, want context.Canceled (not idle)", err)
-		}
+	if err := m.Wait(cancelled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait while a replaced operation's then runs = %v, want context.Canceled (not idle)", err)
 	}
 	close(release)
 	waitIdle(t, m)
