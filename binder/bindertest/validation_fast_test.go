@@ -180,6 +180,48 @@ func TestAnnotationKeysRemembersValidKeysOnly(t *testing.T) {
 	}
 }
 
+// TestMetaRuleRemembersValidAnnotationMaps: metaRuleFor remembers an
+// annotation map it accepted, and the same map is accepted again over any
+// stored version without its keys being checked; a map with an invalid
+// key is neither accepted nor remembered, and the memo stops growing at
+// maxAnnotationKeys maps.
+func TestMetaRuleRemembersValidAnnotationMaps(t *testing.T) {
+	var keys annotationKeys
+	old := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}
+	withAnnotations := func(m map[string]string) *v1.PersistentVolume {
+		next := old.DeepCopy()
+		next.Annotations = m
+		return next
+	}
+	good := map[string]string{"example.com/bound": "yes"}
+	if rule := metaRuleFor(withAnnotations(good), old, false, &keys); rule != metaValid || !keys.validMap(good) {
+		t.Fatalf("a valid added annotation: rule %d, remembered %t; want metaValid, remembered", rule, keys.validMap(good))
+	}
+	// Forget the keys: checking them again would remember them again.
+	keys.valid.Clear()
+	keys.n.Store(0)
+	otherOld := withAnnotations(map[string]string{"example.com/other": "x"})
+	if rule := metaRuleFor(withAnnotations(good), otherOld, false, &keys); rule != metaValid {
+		t.Errorf("a remembered map over another stored version: rule %d, want metaValid", rule)
+	}
+	if keys.n.Load() != 0 {
+		t.Errorf("the remembered map's keys were checked again")
+	}
+	bad := map[string]string{"bad key!": "x"}
+	if rule := metaRuleFor(withAnnotations(bad), old, false, &keys); rule != revalidateMeta || keys.validMap(bad) {
+		t.Errorf("an invalid added key: rule %d, remembered %t; want revalidateMeta, not remembered", rule, keys.validMap(bad))
+	}
+	if rule := metaRuleFor(withAnnotations(good), old, true, &keys); rule != revalidateMeta {
+		t.Errorf("over a version stored unvalidated: rule %d, want revalidateMeta", rule)
+	}
+	for i := range maxAnnotationKeys + 10 {
+		metaRuleFor(withAnnotations(map[string]string{fmt.Sprintf("k%d", i): ""}), old, false, &keys)
+	}
+	if got := keys.nMaps.Load(); got != maxAnnotationKeys {
+		t.Errorf("the memo holds %d maps, want at most %d", got, maxAnnotationKeys)
+	}
+}
+
 // TestSameSpecCoversEveryField: the identity checks of the fast path see a
 // change of every field of a volume's or claim's spec (but the claimRef,
 // and volumeName, that they leave out), also of fields the API adds later,

