@@ -34,7 +34,7 @@ type ownWrites struct {
 	mu       sync.Mutex
 	// writes holds the keys being updated; it holds at most one entry per
 	// worker and operation writing at once.
-	writes map[ownKey]ownWrite
+	writes ownTable
 }
 
 // ownKey names a volume (namespace empty) or a claim without building its
@@ -132,16 +132,14 @@ const (
 )
 
 func newOwnWrites() *ownWrites {
-	return &ownWrites{writes: make(map[ownKey]ownWrite)}
+	return &ownWrites{}
 }
 
 // begin marks k as being updated until the matching end.
 func (o *ownWrites) begin(k ownKey) {
 	o.inFlight.Add(1)
 	o.mu.Lock()
-	w := o.writes[k]
-	w.writers++
-	o.writes[k] = w
+	o.writes.get(k).writers++
 	o.mu.Unlock()
 }
 
@@ -153,13 +151,12 @@ func (o *ownWrites) event(k ownKey, version string) bool {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	w, ok := o.writes[k]
-	if !ok {
+	w := o.writes.find(k)
+	if w == nil {
 		return false
 	}
 	w.events++
 	w.version = version
-	o.writes[k] = w
 	return true
 }
 
@@ -169,14 +166,15 @@ func (o *ownWrites) event(k ownKey, version string) bool {
 // ones).
 func (o *ownWrites) end(k ownKey, ok bool, version string) ownOutcome {
 	o.mu.Lock()
-	w := o.writes[k]
-	events, last := w.events, w.version
-	w.writers--
-	if w.writers <= 0 {
-		delete(o.writes, k)
-	} else {
+	var events int
+	var last string
+	if w := o.writes.find(k); w != nil {
+		events, last = w.events, w.version
+		w.writers--
 		w.events, w.version = 0, ""
-		o.writes[k] = w
+		if w.writers <= 0 {
+			o.writes.remove(k)
+		}
 	}
 	o.mu.Unlock()
 	o.inFlight.Add(-1)

@@ -49,8 +49,8 @@ func TestOwnWritesOutcomes(t *testing.T) {
 			if o.event(pv, "9") {
 				t.Error("event after the write = true, want false (the key is no longer written)")
 			}
-			if len(o.writes) != 0 || o.inFlight.Load() != 0 {
-				t.Errorf("after end: %d keys, %d in flight; want none", len(o.writes), o.inFlight.Load())
+			if o.writes.len() != 0 || o.inFlight.Load() != 0 {
+				t.Errorf("after end: %d keys, %d in flight; want none", o.writes.len(), o.inFlight.Load())
 			}
 		})
 	}
@@ -86,8 +86,8 @@ func TestOwnWritesKeys(t *testing.T) {
 	if got := o.end(claim, true, "5"); got != ownQueue {
 		t.Errorf("second end = %d, want ownQueue (it saw version 4 only)", got)
 	}
-	if len(o.writes) != 0 || o.inFlight.Load() != 0 {
-		t.Errorf("after both ends: %d keys, %d in flight; want none", len(o.writes), o.inFlight.Load())
+	if o.writes.len() != 0 || o.inFlight.Load() != 0 {
+		t.Errorf("after both ends: %d keys, %d in flight; want none", o.writes.len(), o.inFlight.Load())
 	}
 }
 
@@ -227,8 +227,8 @@ func TestOwnUpdateAbandoned(t *testing.T) {
 	if b.own.event(k, "99") {
 		t.Error("an event after the abandoned update is still held back")
 	}
-	if len(b.own.writes) != 0 || b.own.inFlight.Load() != 0 {
-		t.Errorf("after the abandoned update: %d keys, %d in flight; want none", len(b.own.writes), b.own.inFlight.Load())
+	if b.own.writes.len() != 0 || b.own.inFlight.Load() != 0 {
+		t.Errorf("after the abandoned update: %d keys, %d in flight; want none", b.own.writes.len(), b.own.inFlight.Load())
 	}
 	if got := counterSum(t, reg, "volbind_binder_workqueue_adds_total", "name", "volumes"); got != before+1 {
 		t.Errorf("volume adds = %v after the abandoned update, want %v", got, before+1)
