@@ -34,7 +34,7 @@ type ownWrites struct {
 	mu       sync.Mutex
 	// writes holds the keys being updated; it holds at most one entry per
 	// worker and operation writing at once.
-	writes ownTable
+	writes smallMap[ownKey, ownWrite]
 }
 
 // ownKey names a volume (namespace empty) or a claim without building its
@@ -139,7 +139,7 @@ func newOwnWrites() *ownWrites {
 func (o *ownWrites) begin(k ownKey) {
 	o.inFlight.Add(1)
 	o.mu.Lock()
-	o.writes.get(k).writers++
+	o.writes.add(k).writers++
 	o.mu.Unlock()
 }
 

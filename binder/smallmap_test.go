@@ -6,13 +6,14 @@ import (
 	"testing"
 )
 
-// TestOwnTable: keys that differ only in kind, namespace or name are told
+// TestSmallMap: keys that differ only in kind, namespace or name are told
 // apart, in the slice and beyond it in the map, and each keeps its state
-// until it is removed, whatever the order of removals.
-func TestOwnTable(t *testing.T) {
+// until it is removed, whatever the order of removals; all yields each key
+// once.
+func TestSmallMap(t *testing.T) {
 	t.Parallel()
 	var keys []ownKey
-	for i := range 3 * ownTableSmall {
+	for i := range 3 * smallMapSlots {
 		name := fmt.Sprint("x", i/3)
 		switch i % 3 {
 		case 0:
@@ -23,9 +24,9 @@ func TestOwnTable(t *testing.T) {
 			keys = append(keys, ownKey{kind: claimQueue, namespace: "b", name: name})
 		}
 	}
-	var tab ownTable
+	var tab smallMap[ownKey, ownWrite]
 	for i, k := range keys {
-		tab.get(k).events = i + 1
+		tab.add(k).events = i + 1
 	}
 	if tab.len() != len(keys) || len(tab.more) == 0 {
 		t.Fatalf("len = %d (%d in the map), want %d, some in the map", tab.len(), len(tab.more), len(keys))
@@ -45,6 +46,16 @@ func TestOwnTable(t *testing.T) {
 		if tab.len() != len(held) {
 			t.Fatalf("len = %d, want %d", tab.len(), len(held))
 		}
+		seen := map[ownKey]bool{}
+		for k, w := range tab.all() {
+			if seen[k] || w.events != held[k] {
+				t.Fatalf("all yields %+v (events %d) twice or with the wrong value, want once with %d", k, w.events, held[k])
+			}
+			seen[k] = true
+		}
+		if len(seen) != len(held) {
+			t.Fatalf("all yields %d keys, want %d", len(seen), len(held))
+		}
 	}
 	held := map[ownKey]int{}
 	for i, k := range keys {
@@ -56,7 +67,7 @@ func TestOwnTable(t *testing.T) {
 		delete(held, keys[i])
 		check(held)
 	}
-	tab.get(keys[0]).writers++
+	tab.add(keys[0]).writers++
 	if w := tab.find(keys[0]); w == nil || w.writers != 1 || w.events != 0 {
 		t.Errorf("a key added again = %+v, want a fresh state with one writer", w)
 	}
