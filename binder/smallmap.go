@@ -1,11 +1,10 @@
 package binder
 
-import "iter"
-
 // smallMap maps the few keys a Binder is working on at once (its writes in
-// flight: about one per worker) to their state. The first smallMapSlots keys are searched in a slice, which
-// compares them, where a map hashes the key on every lookup; keys beyond
-// those go to a map, so that many at once do not make every search long.
+// flight: about one per worker) to their state. The first smallMapSlots
+// keys are searched in a slice, which compares them, where a map hashes
+// the key on every lookup; keys beyond those go to a map, so that many at
+// once do not make every search long.
 // BenchmarkBinderBindAll, 10,000 pairs, workers=1, 2 cores, 600,000
 // bindings: the Binder's writes in flight took 1.16 s of CPU in a map
 // keyed by (kind, namespace, name), 0.45 s in a smallMap. The zero value
@@ -77,19 +76,3 @@ func (m *smallMap[K, V]) index(k K) int {
 
 // len returns how many keys m holds.
 func (m *smallMap[K, V]) len() int { return len(m.slots) + len(m.more) }
-
-// all yields every key of m and its value, in no order.
-func (m *smallMap[K, V]) all() iter.Seq2[K, V] {
-	return func(yield func(K, V) bool) {
-		for _, e := range m.slots {
-			if !yield(e.k, e.v) {
-				return
-			}
-		}
-		for k, v := range m.more {
-			if !yield(k, *v) {
-				return
-			}
-		}
-	}
-}

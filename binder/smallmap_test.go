@@ -8,8 +8,7 @@ import (
 
 // TestSmallMap: keys that differ only in kind, namespace or name are told
 // apart, in the slice and beyond it in the map, and each keeps its state
-// until it is removed, whatever the order of removals; all yields each key
-// once.
+// until it is removed, whatever the order of removals.
 func TestSmallMap(t *testing.T) {
 	t.Parallel()
 	var keys []ownKey
@@ -45,16 +44,6 @@ func TestSmallMap(t *testing.T) {
 		}
 		if tab.len() != len(held) {
 			t.Fatalf("len = %d, want %d", tab.len(), len(held))
-		}
-		seen := map[ownKey]bool{}
-		for k, w := range tab.all() {
-			if seen[k] || w.events != held[k] {
-				t.Fatalf("all yields %+v (events %d) twice or with the wrong value, want once with %d", k, w.events, held[k])
-			}
-			seen[k] = true
-		}
-		if len(seen) != len(held) {
-			t.Fatalf("all yields %d keys, want %d", len(seen), len(held))
 		}
 	}
 	held := map[ownKey]int{}

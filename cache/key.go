@@ -99,7 +99,7 @@ func ParseVersion(rv string) (uint64, error) {
 // parseShortVersion parses rv when it is 1 to 19 decimal digits, a value
 // that cannot overflow; ok is false for anything else, which
 // strconv.ParseUint then parses or rejects. BenchmarkParseVersion, 2 cores:
-// 6 digits 26–38 → 15 ns (strconv checks for prefixes and underscores).
+// 6 digits 26–38 → 15 ns (strconv checks every digit for overflow).
 func parseShortVersion(rv string) (v uint64, ok bool) {
 	if len(rv) == 0 || len(rv) > 19 {
 		return 0, false

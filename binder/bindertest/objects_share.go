@@ -2,7 +2,6 @@ package bindertest
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 	"unsafe"
 
@@ -158,7 +157,7 @@ func (sh sharer) claimStatus(dst, in, old *v1.PersistentVolumeClaimStatus) {
 
 // sameMap reports whether in is old's map, or nil.
 func sameMap[M ~map[K]V, K comparable, V any](in, old M) bool {
-	return in == nil || reflect.ValueOf(in).UnsafePointer() == reflect.ValueOf(old).UnsafePointer()
+	return in == nil || mapPointer(in) == mapPointer(old)
 }
 
 // sameSlice reports whether in is old's slice, or empty (nothing to

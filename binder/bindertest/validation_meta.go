@@ -64,7 +64,7 @@ func equalStrings(a, b map[string]string) bool {
 }
 
 // mapPointer returns m's runtime pointer, which tells maps apart.
-func mapPointer(m map[string]string) unsafe.Pointer {
+func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
 	return reflect.ValueOf(m).UnsafePointer()
 }
 

@@ -79,7 +79,7 @@ type interner struct {
 	sharedModes map[*v1.PersistentVolumeAccessMode]int
 	// copied remembers the last maps of their own that callers of
 	// CopyStrings sent, by their pointers.
-	copied [8]copiedStrings
+	copied [copiedSlots]copiedStrings
 	// key is the buffer keys are built in.
 	key []byte
 }
@@ -281,10 +281,13 @@ type copiedStrings struct {
 	to   map[string]string
 }
 
+// copiedSlots is how many of the caller's maps CopyStrings remembers.
+const copiedSlots = 8
+
 // copiedSlot returns the slot of interner.copied that remembers the map
 // at p.
 func copiedSlot(p unsafe.Pointer) uintptr {
-	return (uintptr(p) >> 4) % uintptr(len(interner{}.copied))
+	return (uintptr(p) >> 4) % copiedSlots
 }
 
 // accessModes returns the shared list equal to modes (same modes in the
