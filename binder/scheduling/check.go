@@ -71,7 +71,7 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, *Reason, error) {
 		}
 		claims = append(claims, pvc)
 	}
-	for _, pvc := range claims {
+	for i, pvc := range claims {
 		if isFullyBound(pvc) {
 			out.bound = append(out.bound, pvc)
 			continue
@@ -81,6 +81,12 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, *Reason, error) {
 			return out, nil, fmt.Errorf("scheduling: pod %s: claim %s: %w", klog.KObj(pod), cache.Key(pvc), err)
 		}
 		if delay && pvc.Spec.VolumeName == "" {
+			if out.delayed == nil {
+				// One allocation for every delayed claim to come,
+				// instead of appends that grow it: the filter runs
+				// this for every node.
+				out.delayed = make([]*v1.PersistentVolumeClaim, 0, len(claims)-i)
+			}
 			out.delayed = append(out.delayed, pvc)
 		} else {
 			out.immediate = append(out.immediate, pvc)
