@@ -94,6 +94,46 @@ func BenchmarkFind(b *testing.B) {
 	}
 }
 
+// BenchmarkFindBound is the scheduler's filter for a pod whose two claims
+// are bound already (a StatefulSet's pod scheduled again): one op is Find on
+// each of 100 nodes, which checks the bound volumes' node affinity. Both
+// volumes are on one node, which fits; the 99 others do not.
+func BenchmarkFindBound(b *testing.B) {
+	w := newBenchWorld(b, 10_000, v1.LabelHostname)
+	host := func(p *v1.PersistentVolume) string {
+		return p.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0]
+	}
+	picked := []*v1.PersistentVolume{w.pvs[0]}
+	for _, p := range w.pvs[1:] {
+		if host(p) == host(w.pvs[0]) {
+			picked = append(picked, p)
+			break
+		}
+	}
+	var claims []string
+	for i, old := range picked {
+		name := fmt.Sprintf("bound-%d", i)
+		p := boundPV(old.DeepCopy(), name)
+		p.ResourceVersion = "2"
+		w.vb.VolumeHandler().OnUpdate(old, p)
+		c := boundPVC(pvc(name, "1Gi", "local"), p.Name)
+		c.ResourceVersion, c.UID = "1", types.UID("uid-"+name)
+		w.vb.ClaimHandler().OnAdd(c, true)
+		claims = append(claims, name)
+	}
+	bound := pod("web-1", claims...)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, nd := range w.nodes {
+			_, reasons, err := w.vb.Find(b.Context(), bound, nd)
+			fits := nd.Name == host(picked[0])
+			if err != nil || fits != (len(reasons) == 0) || (!fits && reasons[0].Kind != scheduling.VolumeNodeAffinityConflict) {
+				b.Fatalf("Find(%s) = %v, %v; want a fit: %v", nd.Name, reasons, err, fits)
+			}
+		}
+	}
+}
+
 // BenchmarkFindAnchor is the same filter as kube-scheduler does it:
 // component-helpers' FindMatchingVolume with the node over every volume of
 // the class, smallest claim first, per node. The class's volumes are listed

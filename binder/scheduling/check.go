@@ -71,8 +71,14 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, *Reason, error) {
 		}
 		claims = append(claims, pvc)
 	}
+	// The bound and the delayed list are each made once, on their first
+	// claim, sized for the claims left, instead of grown by appends: the
+	// filter runs this for every node. (An immediate claim fails the pod.)
 	for i, pvc := range claims {
 		if isFullyBound(pvc) {
+			if out.bound == nil {
+				out.bound = make([]*v1.PersistentVolumeClaim, 0, len(claims)-i)
+			}
 			out.bound = append(out.bound, pvc)
 			continue
 		}
@@ -82,9 +88,6 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, *Reason, error) {
 		}
 		if delay && pvc.Spec.VolumeName == "" {
 			if out.delayed == nil {
-				// One allocation for every delayed claim to come,
-				// instead of appends that grow it: the filter runs
-				// this for every node.
 				out.delayed = make([]*v1.PersistentVolumeClaim, 0, len(claims)-i)
 			}
 			out.delayed = append(out.delayed, pvc)
@@ -107,25 +110,28 @@ func (b *VolumeBinder) podClaims(pod *v1.Pod) (podClaims, *Reason, error) {
 // usableClaim returns the pod's claim name, or the pod-level reason why it
 // cannot be used, with the PreFilter's texts.
 func (b *VolumeBinder) usableClaim(pod *v1.Pod, name string, eph bool) (*v1.PersistentVolumeClaim, *Reason) {
-	key := cache.ClaimKey(pod.Namespace, name)
-	pvc, ok := b.pvcs.Get(key)
+	// The key of the lookup stays on the stack (Go builds a short
+	// concatenation there when it does not escape): the filter runs this
+	// for every claim on every node. A reason gets a key of its own.
+	pvc, ok := b.pvcs.Get(cache.ClaimKey(pod.Namespace, name))
+	reasonKey := func() string { return cache.ClaimKey(pod.Namespace, name) }
 	switch {
 	case !ok && eph:
-		return nil, &Reason{Kind: ClaimMissing, Claim: key, Detail: "the ephemeral volume controller has not created it yet",
+		return nil, &Reason{Kind: ClaimMissing, Claim: reasonKey(), Detail: "the ephemeral volume controller has not created it yet",
 			text: fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)}
 	case !ok:
-		return nil, &Reason{Kind: ClaimMissing, Claim: key, Detail: "the claim does not exist",
+		return nil, &Reason{Kind: ClaimMissing, Claim: reasonKey(), Detail: "the claim does not exist",
 			text: fmt.Sprintf("persistentvolumeclaim %q not found", name)}
 	case pvc.Status.Phase == v1.ClaimLost:
-		return nil, &Reason{Kind: ClaimLost, Claim: key, Volume: pvc.Spec.VolumeName, Detail: "the claim's volume is gone",
+		return nil, &Reason{Kind: ClaimLost, Claim: reasonKey(), Volume: pvc.Spec.VolumeName, Detail: "the claim's volume is gone",
 			text: fmt.Sprintf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", name, pvc.Spec.VolumeName)}
 	case pvc.DeletionTimestamp != nil:
-		return nil, &Reason{Kind: ClaimDeleting, Claim: key, Detail: "the claim is being deleted",
+		return nil, &Reason{Kind: ClaimDeleting, Claim: reasonKey(), Detail: "the claim is being deleted",
 			text: fmt.Sprintf("persistentvolumeclaim %q is being deleted", name)}
 	}
 	if eph {
 		if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
-			return nil, &Reason{Kind: ClaimNotOwned, Claim: key, Detail: "the pod is not the claim's owner", text: err.Error()}
+			return nil, &Reason{Kind: ClaimNotOwned, Claim: reasonKey(), Detail: "the pod is not the claim's owner", text: err.Error()}
 		}
 	}
 	return pvc, nil

@@ -13,6 +13,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/volbind/volbind/binder/scheduling"
@@ -341,6 +342,9 @@ func TestFind(t *testing.T) {
 				if r.Claim == "" || r.Detail == "" || r.Message() == "" {
 					t.Errorf("reason %v lacks claim, detail or message", r)
 				}
+				if keys := podClaimKeys(tc.pod); !slices.Contains(keys, r.Claim) {
+					t.Errorf("reason %v names claim %q, not one of the pod's %q", r, r.Claim, keys)
+				}
 			}
 			if diff := cmp.Diff(tc.wantKinds, kinds); diff != "" {
 				t.Errorf("reasons %v (-want +got):\n%s", reasons, diff)
@@ -499,4 +503,20 @@ func findNames(t *testing.T, e *env, p *v1.Pod, nodeName string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// podClaimKeys returns the keys ("namespace/name") of the claims pod's
+// volumes use, ephemeral ones included.
+func podClaimKeys(pod *v1.Pod) []string {
+	var keys []string
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
+		case vol.Ephemeral != nil:
+			keys = append(keys, pod.Namespace+"/"+ephemeral.VolumeClaimName(pod, vol))
+		}
+	}
+	return keys
 }
