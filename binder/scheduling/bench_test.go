@@ -110,6 +110,9 @@ func BenchmarkFindBound(b *testing.B) {
 			break
 		}
 	}
+	if len(picked) != 2 {
+		b.Fatalf("no second volume on %s", host(w.pvs[0]))
+	}
 	var claims []string
 	for i, old := range picked {
 		name := fmt.Sprintf("bound-%d", i)
@@ -121,12 +124,12 @@ func BenchmarkFindBound(b *testing.B) {
 		w.vb.ClaimHandler().OnAdd(c, true)
 		claims = append(claims, name)
 	}
-	bound := pod("web-1", claims...)
+	bound, fitting := pod("web-1", claims...), host(picked[0])
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, nd := range w.nodes {
 			_, reasons, err := w.vb.Find(b.Context(), bound, nd)
-			fits := nd.Name == host(picked[0])
+			fits := nd.Name == fitting
 			if err != nil || fits != (len(reasons) == 0) || (!fits && reasons[0].Kind != scheduling.VolumeNodeAffinityConflict) {
 				b.Fatalf("Find(%s) = %v, %v; want a fit: %v", nd.Name, reasons, err, fits)
 			}
