@@ -12,16 +12,17 @@
 # before calling it a regression. Bytes and allocations per op do not
 # depend on the load.
 #
-# Environment: BENCH_ROUNDS (default 3), BENCH_TIME (-benchtime, default
-# 0.5s), BENCH_SKIP (a regexp of benchmark names left out; default the ones
+# Environment: BENCH_ROUNDS (default 6: benchstat needs at least 4
+# samples a side to call a difference significant), BENCH_TIME (-benchtime,
+# default 0.25s), BENCH_SKIP (a regexp of benchmark names left out; default the ones
 # with a command of their own in docs/performance-notes.md, and
 # BenchmarkFindAnchor, whose 100,000-volume op takes minutes), BENCH_OUT
 # (default a new temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: hack/bench-compare.sh BASE}
-rounds=${BENCH_ROUNDS:-3}
-benchtime=${BENCH_TIME:-0.5s}
+rounds=${BENCH_ROUNDS:-6}
+benchtime=${BENCH_TIME:-0.25s}
 skip=${BENCH_SKIP:-'^Benchmark(BinderBindAll|MemoryPerPair|FindAnchor)$'}
 out=${BENCH_OUT:-$(mktemp -d)}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
