@@ -35,20 +35,17 @@ git worktree add --detach -f "$wt" "$base" >/dev/null
 trap 'git worktree remove --force "$wt"; git worktree prune' EXIT
 
 # build SIDE ROOT: one test binary per package of ROOT's modules (this
-# one and scheduler/) that has a benchmark, named after its path.
+# one and scheduler/) that has a benchmark, named after its directory.
 build() {
-	local side=$1 root mod dir rel name
+	local side=$1 root mod dir name
 	root=$(cd "$2" && pwd)
 	for mod in . scheduler; do
 		[ -f "$root/$mod/go.mod" ] || continue
-		dir=$(cd "$root/$mod" && pwd)
-		for rel in $(cd "$dir" && go list -f '{{.Dir}}' ./... | sed "s#^$dir#.#"); do
-			grep -qs '^func Benchmark' "$root/$mod/$rel"/*_test.go || continue
-			name=$mod/${rel#./}
-			name=${name#./}
-			name=${name%/.}
-			[ "$name" = . ] && name=root
-			(cd "$root/$mod" && go test -c -o "$out/$side/${name//\//_}.test" "$rel")
+		for dir in $(cd "$root/$mod" && go list -f '{{.Dir}}' ./...); do
+			grep -qs '^func Benchmark' "$dir"/*_test.go || continue
+			name=${dir#"$root"/}
+			[ "$dir" = "$root" ] && name=root
+			(cd "$root/$mod" && go test -c -o "$out/$side/${name//\//_}.test" "$dir")
 		done
 	done
 }

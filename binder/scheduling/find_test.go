@@ -17,6 +17,7 @@ import (
 	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/volbind/volbind/binder/scheduling"
+	"github.com/volbind/volbind/cache"
 	"github.com/volbind/volbind/zones"
 )
 
@@ -513,9 +514,9 @@ func podClaimKeys(pod *v1.Pod) []string {
 		vol := &pod.Spec.Volumes[i]
 		switch {
 		case vol.PersistentVolumeClaim != nil:
-			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
+			keys = append(keys, cache.ClaimKey(pod.Namespace, vol.PersistentVolumeClaim.ClaimName))
 		case vol.Ephemeral != nil:
-			keys = append(keys, pod.Namespace+"/"+ephemeral.VolumeClaimName(pod, vol))
+			keys = append(keys, cache.ClaimKey(pod.Namespace, ephemeral.VolumeClaimName(pod, vol)))
 		}
 	}
 	return keys
