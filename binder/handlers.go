@@ -65,7 +65,13 @@ func (b *Binder) volumeChanged(obj any) {
 	if !ok || pv == nil {
 		return
 	}
-	stored, err := b.store.storeVolume(pv)
+	st := b.store.lockVolumeEvent(pv)
+	if st == nil {
+		b.store.trackedVolume(pv)
+		return
+	}
+	stored, err := b.store.storeVolumeLocked(st, pv, false)
+	st.mu.Unlock()
 	if err != nil {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
@@ -123,7 +129,13 @@ func (b *Binder) claimChanged(obj any) {
 	// when short): most of a claim's events, those of the Binder's own
 	// writes, queue nothing, and the queue's key is built when it is.
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	stored, err := b.store.storeClaimKey(key, pvc)
+	st := b.store.lockClaimEvent(key, pvc)
+	if st == nil {
+		b.store.trackedClaim(key, pvc)
+		return
+	}
+	stored, err := b.store.storeClaimLocked(st, key, pvc, false)
+	st.mu.Unlock()
 	if err != nil {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return

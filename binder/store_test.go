@@ -187,3 +187,49 @@ func TestHandlersShareWrittenVersion(t *testing.T) {
 		t.Errorf("cached claim after its event = the write's answer (%v), want the informer's copy", got == claimAnswer)
 	}
 }
+
+// TestHandlersSkipCachedObject: the event of the very object the Binder
+// cached (its own write's answer, when the API shares answers with its
+// informers) does not wait for the key's stripe lock, which the worker
+// storing that answer holds at that moment; an event of another object of
+// the same version still goes through the stripe and shares its copy.
+func TestHandlersSkipCachedObject(t *testing.T) {
+	t.Parallel()
+	b, vh, ch := newHandlerBinder(t)
+	ctx := t.Context()
+	pv := withRV(newPV("pv1", "1Gi"), "10")
+	pvc := withRV(newPVC("claim1", "1Gi"), "3")
+	b.keepWrittenVolume(ctx, pv)
+	b.keepWrittenClaim(ctx, pvc)
+
+	st, cst := b.store.stripe("pv1"), b.store.stripe("default/claim1")
+	st.mu.Lock()
+	if cst != st {
+		cst.mu.Lock()
+		defer cst.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		vh.OnUpdate(nil, pv)
+		ch.OnUpdate(nil, pvc)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		st.mu.Unlock()
+		<-done
+		t.Fatal("the events of the cached objects waited for their stripes' locks")
+	}
+	st.mu.Unlock()
+	if got, _ := b.store.volume("pv1"); got != pv {
+		t.Errorf("cached volume changed on the event of the cached object")
+	}
+
+	// Another object of the same version: the slow path shares it.
+	copyPV := withRV(newPV("pv1", "1Gi"), "10")
+	vh.OnUpdate(nil, copyPV)
+	if got, _ := b.store.volume("pv1"); got != copyPV {
+		t.Errorf("the informer's copy of the cached version was not shared")
+	}
+}

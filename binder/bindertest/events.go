@@ -99,7 +99,7 @@ func (s *Server) AddEventHandler(kind Kind, h toolscache.ResourceEventHandler) (
 // queue is in commit order.
 func (s *Server) enqueue(d delivery) {
 	s.dmu.Lock()
-	s.pending = append(s.pending, d)
+	s.pending.push(d)
 	s.dmu.Unlock()
 }
 
@@ -108,7 +108,7 @@ func (s *Server) enqueue(d delivery) {
 // that runs them instead. Called without s.mu held.
 func (s *Server) deliver() {
 	s.dmu.Lock()
-	if s.draining || len(s.pending) == 0 {
+	if s.draining || s.pending.len() == 0 {
 		s.dmu.Unlock()
 		return
 	}
@@ -126,30 +126,20 @@ func (s *Server) deliver() {
 	s.dmu.Unlock()
 }
 
-// maxSpareDeliveries bounds the drained queue the Server keeps for reuse:
-// a burst (a seed of a million objects) must not pin its queue for good.
-// It holds the deliveries of a seed of 10,000 objects (what simulate seeds
-// at a time), 2 MB: at 4,096 such a queue was dropped and grown again for
-// every seed, 10 % of all the Server allocated in a simulation.
-const maxSpareDeliveries = 1 << 14
-
 // drainLocked runs the queue until it is empty, then wakes the
 // WaitForEvents callers. Called with dmu held and draining set; dmu is
 // released while handlers run.
 func (s *Server) drainLocked() {
-	for len(s.pending) > 0 {
-		batch := s.pending
-		s.pending = s.spare[:0]
+	for s.pending.len() > 0 {
+		batch := s.pending.take()
 		s.dmu.Unlock()
-		for i := range batch {
-			batch[i].run()
-			batch[i] = delivery{}
+		for _, block := range batch {
+			for i := range block {
+				block[i].run()
+			}
 		}
 		s.dmu.Lock()
-		s.spare = nil
-		if cap(batch) <= maxSpareDeliveries {
-			s.spare = batch[:0]
-		}
+		s.pending.recycle(batch)
 	}
 	s.draining = false
 	for _, w := range s.idle {
@@ -167,7 +157,7 @@ func (s *Server) drainLocked() {
 func (s *Server) WaitForEvents(ctx context.Context) error {
 	for {
 		s.dmu.Lock()
-		if !s.draining && len(s.pending) == 0 {
+		if !s.draining && s.pending.len() == 0 {
 			s.dmu.Unlock()
 			return nil
 		}

@@ -120,9 +120,7 @@ type Server struct {
 	// dmu guards the handler queue below. Taken after mu, never before.
 	dmu sync.Mutex
 	// pending are the handler deliveries not yet run, in commit order.
-	pending []delivery
-	// spare is a drained queue kept for reuse.
-	spare []delivery
+	pending blockQueue[delivery]
 	// draining is set while a goroutine runs the queue.
 	draining bool
 	// idle are closed when the queue is empty and not running.
