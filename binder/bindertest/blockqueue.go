@@ -14,7 +14,7 @@ const maxSpareBlocks = 64
 // reuses the blocks it has drained, instead of growing one slice by
 // doubling. The handler queue needs it when delivery lags the writes, as it
 // does with Config.AsyncEvents under load: in a simulation of a million
-// pairs the queue grew by append to hundreds of thousands of deliveries
+// pairs the queue grew by append to tens of thousands of deliveries
 // again and again, and append's copies allocated 901 MB, 15 % of all the
 // run allocated (and more for the collector to go through).
 //
