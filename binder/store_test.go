@@ -206,7 +206,12 @@ func TestHandlersSkipCachedObject(t *testing.T) {
 	st.mu.Lock()
 	if cst != st {
 		cst.mu.Lock()
-		defer cst.mu.Unlock()
+	}
+	unlock := func() {
+		st.mu.Unlock()
+		if cst != st {
+			cst.mu.Unlock()
+		}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -216,14 +221,17 @@ func TestHandlersSkipCachedObject(t *testing.T) {
 	}()
 	select {
 	case <-done:
+		unlock()
 	case <-time.After(10 * time.Second):
-		st.mu.Unlock()
+		unlock()
 		<-done
 		t.Fatal("the events of the cached objects waited for their stripes' locks")
 	}
-	st.mu.Unlock()
 	if got, _ := b.store.volume("pv1"); got != pv {
 		t.Errorf("cached volume changed on the event of the cached object")
+	}
+	if got, _ := b.store.claim("default/claim1"); got != pvc {
+		t.Errorf("cached claim changed on the event of the cached object")
 	}
 
 	// Another object of the same version: the slow path shares it.

@@ -20,9 +20,9 @@ const maxSpareBlocks = 64
 //
 // The zero value is an empty queue. It is not safe for concurrent use.
 type blockQueue[T any] struct {
-	// blocks hold the items in order; every block but the last is full.
+	// blocks hold the items in order; every block but the last is full,
+	// and none is empty.
 	blocks [][]T
-	n      int
 	// spare are drained blocks, empty, for push to reuse.
 	spare [][]T
 	// list is a taken list of blocks, emptied, for push to reuse.
@@ -39,7 +39,6 @@ func (q *blockQueue[T]) push(v T) {
 	}
 	last := &q.blocks[len(q.blocks)-1]
 	*last = append(*last, v)
-	q.n++
 }
 
 // newBlock returns a spare block, or a new one.
@@ -53,14 +52,14 @@ func (q *blockQueue[T]) newBlock() []T {
 	return make([]T, 0, blockLen)
 }
 
-// len returns the number of items queued.
-func (q *blockQueue[T]) len() int { return q.n }
+// empty reports whether no item is queued.
+func (q *blockQueue[T]) empty() bool { return len(q.blocks) == 0 }
 
 // take removes every item from the queue and returns their blocks, in
 // order. The caller hands them back to recycle when done with them.
 func (q *blockQueue[T]) take() [][]T {
 	blocks := q.blocks
-	q.blocks, q.n = nil, 0
+	q.blocks = nil
 	return blocks
 }
 

@@ -29,14 +29,14 @@ func TestBlockQueueOrder(t *testing.T) {
 			q.push(&v)
 			want = append(want, v)
 		}
-		if q.len() != n {
-			t.Fatalf("after %d pushes len() = %d", n, q.len())
+		if q.empty() != (n == 0) {
+			t.Fatalf("after %d pushes empty() = %v", n, q.empty())
 		}
 		if got := drainAll(&q); !slices.Equal(got, want) {
 			t.Fatalf("after %d pushes took %v, want %v", n, got, want)
 		}
-		if q.len() != 0 {
-			t.Fatalf("after take len() = %d, want 0", q.len())
+		if !q.empty() {
+			t.Fatalf("after %d pushes and a take the queue is not empty", n)
 		}
 	}
 }

@@ -108,7 +108,7 @@ func (s *Server) enqueue(d delivery) {
 // that runs them instead. Called without s.mu held.
 func (s *Server) deliver() {
 	s.dmu.Lock()
-	if s.draining || s.pending.len() == 0 {
+	if s.draining || s.pending.empty() {
 		s.dmu.Unlock()
 		return
 	}
@@ -130,7 +130,7 @@ func (s *Server) deliver() {
 // WaitForEvents callers. Called with dmu held and draining set; dmu is
 // released while handlers run.
 func (s *Server) drainLocked() {
-	for s.pending.len() > 0 {
+	for !s.pending.empty() {
 		batch := s.pending.take()
 		s.dmu.Unlock()
 		for _, block := range batch {
@@ -157,7 +157,7 @@ func (s *Server) drainLocked() {
 func (s *Server) WaitForEvents(ctx context.Context) error {
 	for {
 		s.dmu.Lock()
-		if !s.draining && s.pending.len() == 0 {
+		if !s.draining && s.pending.empty() {
 			s.dmu.Unlock()
 			return nil
 		}

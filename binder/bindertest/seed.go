@@ -129,6 +129,9 @@ type seedKey struct {
 // before taking s.mu, which the Binder's writes wait for while a seed holds
 // it (10,000 claims at a time in simulate, as the claims bind).
 func duplicateSeed(items []seedItem) error {
+	if len(items) < 2 {
+		return nil
+	}
 	seen := make(map[seedKey]struct{}, len(items))
 	for _, it := range items {
 		k := seedKey{kind: it.kind, namespace: it.obj.GetNamespace(), name: it.obj.GetName()}
