@@ -65,13 +65,7 @@ func (b *Binder) volumeChanged(obj any) {
 	if !ok || pv == nil {
 		return
 	}
-	st := b.store.lockVolumeEvent(pv)
-	if st == nil {
-		b.store.trackedVolume(pv)
-		return
-	}
-	stored, err := b.store.storeVolumeLocked(st, pv, false)
-	st.mu.Unlock()
+	stored, err := b.store.storeVolume(pv)
 	if err != nil {
 		b.ignoreEvent("persistentvolumes", pv, err)
 		return
@@ -129,13 +123,7 @@ func (b *Binder) claimChanged(obj any) {
 	// when short): most of a claim's events, those of the Binder's own
 	// writes, queue nothing, and the queue's key is built when it is.
 	key := cache.ClaimKey(pvc.Namespace, pvc.Name)
-	st := b.store.lockClaimEvent(key, pvc)
-	if st == nil {
-		b.store.trackedClaim(key, pvc)
-		return
-	}
-	stored, err := b.store.storeClaimLocked(st, key, pvc, false)
-	st.mu.Unlock()
+	stored, err := b.store.storeClaimKey(key, pvc)
 	if err != nil {
 		b.ignoreEvent("persistentvolumeclaims", pvc, err)
 		return

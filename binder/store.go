@@ -133,14 +133,9 @@ func newKeyState() keyState {
 // lock locks the stripe of key (a volume's name or a claim's key) and
 // returns it.
 func (s *store) lock(key string) *stripe {
-	st := s.stripe(key)
+	st := &s.stripes[s.hasher.Index(key, storeStripes)].Value
 	st.mu.Lock()
 	return st
-}
-
-// stripe returns the stripe of key, not locked.
-func (s *store) stripe(key string) *stripe {
-	return &s.stripes[s.hasher.Index(key, storeStripes)].Value
 }
 
 // of returns the stripe's state of the keys of kind k.
@@ -485,42 +480,6 @@ func (s *store) unmarkVerifyLocked(ks *keyState, key string) bool {
 	delete(ks.verify, key)
 	s.verifying.Add(-1)
 	return true
-}
-
-// lockVolumeEvent locks the stripe of pv's name for its event and returns
-// it, unless the stripe is held and pv is the very object cached under its
-// name: then it returns nil at once. That is the event of the answer to
-// the Binder's own write, when the API's answers and its events share one
-// object (bindertest's SharedResults, simulate), arriving while the claim
-// worker stores that answer under the stripe's lock. Storing it would
-// store nothing and sharing it would swap nothing. Waiting for the worker
-// instead took a third of the event handlers' time in a simulated million
-// pairs, and each wait handed a core over (docs/performance-notes.md).
-// The cache is read only when the lock is held, so that an uncontended
-// event costs no more than before.
-func (s *store) lockVolumeEvent(pv *v1.PersistentVolume) *stripe {
-	st := s.stripe(pv.Name)
-	if st.mu.TryLock() {
-		return st
-	}
-	if cached, ok := s.volumes.Get(pv.Name); ok && cached == pv {
-		return nil
-	}
-	st.mu.Lock()
-	return st
-}
-
-// lockClaimEvent is lockVolumeEvent for claims; key is pvc's.
-func (s *store) lockClaimEvent(key string, pvc *v1.PersistentVolumeClaim) *stripe {
-	st := s.stripe(key)
-	if st.mu.TryLock() {
-		return st
-	}
-	if cached, ok := s.claims.Get(key); ok && cached == pvc {
-		return nil
-	}
-	st.mu.Lock()
-	return st
 }
 
 func (s *store) volume(name string) (*v1.PersistentVolume, bool) { return s.volumes.Get(name) }
