@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-helpers/storage/volume"
 )
 
 // BenchmarkBindingFloor is the memory floor of BenchmarkBinderBindAll: on
@@ -120,10 +121,7 @@ func (f *floorAPI) bindAll() {
 		f.updateVolume(p.volume, func(pv *v1.PersistentVolume) { pv.Status.Phase = v1.VolumeBound })
 		f.updateClaim(p.claim, func(pvc *v1.PersistentVolumeClaim) {
 			pvc.Spec.VolumeName = p.volume
-			pvc.Annotations = map[string]string{
-				"pv.kubernetes.io/bind-completed":      "yes",
-				"pv.kubernetes.io/bound-by-controller": "yes",
-			}
+			pvc.Annotations = map[string]string{volume.AnnBindCompleted: "yes", volume.AnnBoundByController: "yes"}
 		})
 		pv := f.cacheVolumes[p.volume]
 		f.updateClaim(p.claim, func(pvc *v1.PersistentVolumeClaim) {

@@ -53,14 +53,16 @@ func (s *Server) seedObjects(ctx context.Context, check bool, objs []runtime.Obj
 		return err
 	}
 
-	if err := duplicateSeed(items); err != nil {
-		return err
-	}
+	repeat := firstRepeat(items)
 	counts := seedCounts(items)
 	s.mu.Lock()
-	if err := s.takenLocked(items); err != nil {
+	if err := s.takenLocked(items[:repeat]); err != nil {
 		s.mu.Unlock()
 		return err
+	}
+	if repeat < len(items) {
+		s.mu.Unlock()
+		return alreadyExists(items[repeat])
 	}
 	for kind, perNS := range counts {
 		s.objs[kind].reserveSeed(perNS)
@@ -124,23 +126,23 @@ type seedKey struct {
 	namespace, name string
 }
 
-// duplicateSeed returns kube-apiserver's AlreadyExists error for the first
-// object that items name twice. It needs no lock: seedObjects checks it
-// before taking s.mu, which the Binder's writes wait for while a seed holds
-// it (10,000 claims at a time in simulate, as the claims bind).
-func duplicateSeed(items []seedItem) error {
+// firstRepeat returns the index of the first item whose object items
+// named before it, or len(items). It needs no lock: seedObjects calls it
+// before taking s.mu, which the Binder's writes wait for while a seed
+// holds it (10,000 claims at a time in simulate, as the claims bind).
+func firstRepeat(items []seedItem) int {
 	if len(items) < 2 {
-		return nil
+		return len(items)
 	}
 	seen := make(map[seedKey]struct{}, len(items))
-	for _, it := range items {
+	for i, it := range items {
 		k := seedKey{kind: it.kind, namespace: it.obj.GetNamespace(), name: it.obj.GetName()}
 		if _, dup := seen[k]; dup {
-			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
+			return i
 		}
 		seen[k] = struct{}{}
 	}
-	return nil
+	return len(items)
 }
 
 // takenLocked returns kube-apiserver's AlreadyExists error for the first
@@ -148,10 +150,15 @@ func duplicateSeed(items []seedItem) error {
 func (s *Server) takenLocked(items []seedItem) error {
 	for _, it := range items {
 		if _, taken := s.objs[it.kind].get(it.obj.GetNamespace(), it.obj.GetName()); taken {
-			return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
+			return alreadyExists(it)
 		}
 	}
 	return nil
+}
+
+// alreadyExists is kube-apiserver's error for creating the item's object again.
+func alreadyExists(it seedItem) error {
+	return apierrors.NewAlreadyExists(it.kind.groupResource(), it.obj.GetName())
 }
 
 // seedCounts counts the objects of items by kind and namespace (prepareNew

@@ -500,6 +500,25 @@ func TestSeedAndList(t *testing.T) {
 	if err := s.Seed(ctx, newVolume("dup", "1Gi"), newVolume("dup", "1Gi")); !apierrors.IsAlreadyExists(err) {
 		t.Errorf("Seed with a duplicate = %v, want AlreadyExists", err)
 	}
+	// The error names the first object of the seed that is taken, whether
+	// stored already or named earlier in the seed.
+	for _, tc := range []struct {
+		seed []string
+		want string
+	}{
+		{[]string{"x", "pv-a", "x"}, "pv-a"},
+		{[]string{"x", "x", "pv-a"}, "x"},
+	} {
+		var objs []runtime.Object
+		for _, name := range tc.seed {
+			objs = append(objs, newVolume(name, "1Gi"))
+		}
+		err := s.Seed(ctx, objs...)
+		var status apierrors.APIStatus
+		if !apierrors.IsAlreadyExists(err) || !errors.As(err, &status) || status.Status().Details.Name != tc.want {
+			t.Errorf("Seed(%v) = %v, want AlreadyExists naming %s", tc.seed, err, tc.want)
+		}
+	}
 }
 
 func names[T metav1.Object](objs []T) []string {
