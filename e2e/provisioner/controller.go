@@ -34,14 +34,31 @@ type ControllerConfig struct {
 	ResyncPeriod time.Duration
 }
 
-// Run runs the library's controller (controller.NewProvisionController,
-// with its finalizer option on and without leader election) for p under
-// p's driver name and, with Config.MigratedFrom, the in-tree plugin's
-// name, until ctx is done; it returns after the controller's workers and
-// informers have stopped.
-func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg ControllerConfig) error {
+// Controller is the library's controller (controller.NewProvisionController,
+// with its finalizer option on and without leader election) for one
+// Provisioner, with the informers it reads. NewController builds it; Run
+// runs it.
+type Controller struct {
+	ctrl      *controller.ProvisionController
+	factories []informers.SharedInformerFactory
+	workers   sync.WaitGroup
+}
+
+// NewController builds the library's controller for p under p's driver name
+// and, with Config.MigratedFrom, the in-tree plugin's name. It starts
+// nothing but the library's event broadcaster, which stops when ctx is done:
+// pass the context Run will get.
+//
+// The library's constructor registers core/v1 in client-go's global
+// scheme.Scheme on every call, writing the scheme's maps, which every
+// client of the process reads when it decodes a response. A client decoding
+// meanwhile kills the process ("concurrent map read and map write", seen in
+// CI while another case's watches ran). So a process that runs several
+// controllers builds all of them before any client of it runs.
+// NewController calls are serialized, so they never write at once.
+func NewController(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg ControllerConfig) (*Controller, error) {
 	if client == nil || p == nil {
-		return errors.New("provisioner: Run needs a client and a Provisioner")
+		return nil, errors.New("provisioner: a controller needs a client and a Provisioner")
 	}
 	resync := cfg.ResyncPeriod
 	if resync == 0 {
@@ -51,7 +68,6 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 	volumes := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.VolumeSelector }))
 	classes := informers.NewSharedInformerFactory(client, resync)
-	var workers sync.WaitGroup
 	opts := []func(*controller.ProvisionController) error{
 		controller.AddFinalizer(true),
 		controller.LeaderElection(false),
@@ -73,24 +89,40 @@ func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg C
 		}
 		opts = append(opts, controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, limit)))
 	}
+	c := &Controller{factories: []informers.SharedInformerFactory{claims, volumes, classes}}
 	newControllerMu.Lock()
-	ctrl := controller.NewProvisionController(ctx, client, p.cfg.Driver, p, opts...)
+	c.ctrl = controller.NewProvisionController(ctx, client, p.cfg.Driver, p, opts...)
 	newControllerMu.Unlock()
-	ctrl.ControllerWaitGroup(&workers)
-	claims.Start(ctx.Done())
-	volumes.Start(ctx.Done())
-	classes.Start(ctx.Done())
-	ctrl.Run(ctx)
-	workers.Wait()
-	for _, f := range []informers.SharedInformerFactory{claims, volumes, classes} {
+	c.ctrl.ControllerWaitGroup(&c.workers)
+	return c, nil
+}
+
+// Run starts the controller's informers and runs it until ctx is done; it
+// returns after the controller's workers and informers have stopped. Call
+// it once.
+func (c *Controller) Run(ctx context.Context) {
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	c.ctrl.Run(ctx)
+	c.workers.Wait()
+	for _, f := range c.factories {
 		f.Shutdown()
 	}
+}
+
+// Run builds the controller of p (NewController) and runs it until ctx is
+// done, for a process that runs one controller.
+func Run(ctx context.Context, client kubernetes.Interface, p *Provisioner, cfg ControllerConfig) error {
+	c, err := NewController(ctx, client, p, cfg)
+	if err != nil {
+		return err
+	}
+	c.Run(ctx)
 	return nil
 }
 
-// newControllerMu serializes NewProvisionController, which registers
-// core/v1 in client-go's global scheme.Scheme on every call: two
-// provisioners started at once in one process (the suite runs one per
-// binder) would write the scheme's maps concurrently ("concurrent map
-// writes", seen in CI). The library's global is the state guarded here.
+// newControllerMu serializes NewProvisionController's writes to client-go's
+// global scheme.Scheme (see NewController): two at once would be
+// "concurrent map writes". The library's global is the state guarded here.
 var newControllerMu sync.Mutex

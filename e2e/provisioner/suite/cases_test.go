@@ -270,6 +270,11 @@ func caseClaimDeletedInFlight(e *env) {
 	class := e.createClass("", testDriver, storagev1.VolumeBindingImmediate, v1.PersistentVolumeReclaimDelete)
 	gate := e.prov.HoldProvision(e.key("data"))
 	first := e.createClaim("data", class)
+	// The binder's event goes out after its write that lets the library
+	// call Provision: wait for it, or the restart may stop the binder
+	// before the event is written (volbind and kube-controller-manager
+	// alike drop what they have not sent when they stop).
+	e.waitEvent(e.ns, "data", v1.EventTypeNormal, "ExternalProvisioning")
 	e.waitGate(gate, "the Provision call")
 	var second *v1.PersistentVolumeClaim
 	e.binder.restart(e.t, func() {

@@ -51,58 +51,94 @@ type env struct {
 	hist   *history
 }
 
-// newEnv starts a case on cluster c with binder b: a namespace, watches of
-// its claims and volumes, and the test provisioner of driver (with
-// migratedFrom, see provisioner.Config). The cleanup stops the provisioner
-// and deletes the case's claims and volumes.
-func newEnv(t *testing.T, c *cluster, b *binderProc, driver, migratedFrom string) *env {
+// caseSetup is what a case needs built before any case runs: its
+// namespace's name, its test provisioner and the library's controller for
+// it (see provisioner.NewController: building one writes client-go's
+// global scheme, which no client may read meanwhile).
+type caseSetup struct {
+	c      *cluster
+	ns     string
+	prov   *provisioner.Provisioner
+	ctrl   *provisioner.Controller
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// setUpCases builds the setup of every case for every binder, in this
+// order, before any of them runs. top's cleanup ends the setups no case
+// used (a case that did not run after a failure).
+func setUpCases(top *testing.T, names []string) map[string][]*caseSetup {
+	top.Helper()
+	out := map[string][]*caseSetup{}
+	for _, name := range names {
+		for _, tc := range cases {
+			driver := tc.driver
+			if driver == "" {
+				driver = testDriver
+			}
+			out[name] = append(out[name], setUpCase(top, clusters[name], name+"-"+tc.name, driver, tc.migratedFrom))
+		}
+	}
+	return out
+}
+
+// setUpCase builds a case of cluster c: a namespace name (prefix-random:
+// short enough for the name of the case's node, ns-node, to be a hostname
+// label value too), the test provisioner of driver (with migratedFrom, see
+// provisioner.Config) and the library's controller for it, seeing only the
+// namespace's claims and the volumes labelled with it. Its log goes to top,
+// with the namespace.
+func setUpCase(top *testing.T, c *cluster, prefix, driver, migratedFrom string) *caseSetup {
+	top.Helper()
+	ns := strings.ToLower(prefix + "-" + utilrand.String(5))
+	pcfg := rest.CopyConfig(c.cfg)
+	pcfg.UserAgent = "volbind-e2e-provisioner"
+	pcs, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		top.Fatalf("clientset: %v", err)
+	}
+	prov, err := provisioner.New(provisioner.Config{Driver: driver, MigratedFrom: migratedFrom,
+		Nodes: pcs.CoreV1().Nodes(), Labels: map[string]string{testLabel: ns}})
+	if err != nil {
+		top.Fatal(err)
+	}
+	logger := ktesting.NewLogger(top, ktesting.NewConfig(ktesting.Verbosity(2))).WithValues("namespace", ns)
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	top.Cleanup(cancel)
+	// A failed Provision is retried after 200 ms, then 400 ms: the
+	// library's 15 s would make the case wait for minutes.
+	ctrl, err := provisioner.NewController(ctx, pcs, prov, provisioner.ControllerConfig{Namespace: ns,
+		VolumeSelector: testLabel + "=" + ns, RetryBase: 200 * time.Millisecond, RetryMax: 5 * time.Second})
+	if err != nil {
+		top.Fatalf("provisioner: %v", err)
+	}
+	return &caseSetup{c: c, ns: ns, prov: prov, ctrl: ctrl, ctx: ctx, cancel: cancel}
+}
+
+// newEnv starts the case of s with binder b: its namespace, watches of its
+// claims and volumes, and its provisioner's controller. The cleanup stops
+// the controller and deletes the case's claims and volumes.
+func newEnv(t *testing.T, b *binderProc, s *caseSetup) *env {
 	t.Helper()
-	cfg := rest.CopyConfig(c.cfg)
+	cfg := rest.CopyConfig(s.c.cfg)
 	cfg.QPS, cfg.Burst = 500, 1000
 	cfg.UserAgent = "volbind-e2e"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatalf("clientset: %v", err)
 	}
-	// binder-case-random: short enough for the name of the case's node
-	// (ns-node) to be a hostname label value too.
-	parts := strings.Split(t.Name(), "/")
-	ns := strings.ToLower(strings.Join(parts[max(0, len(parts)-2):], "-") + "-" + utilrand.String(5))
-	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create namespace %s: %v", ns, err)
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", s.ns, err)
 	}
-	e := &env{t: t, binder: b, cs: cs, ns: ns, hist: newHistory()}
-	ctx, cancel := context.WithCancel(context.Background())
+	e := &env{t: t, binder: b, cs: cs, ns: s.ns, prov: s.prov, hist: newHistory()}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		cancel()
+		s.cancel()
 		wg.Wait()
 		e.cleanup()
 	})
-	e.watch(ctx, &wg)
-
-	pcfg := rest.CopyConfig(c.cfg)
-	pcfg.UserAgent = "volbind-e2e-provisioner"
-	pcs, err := kubernetes.NewForConfig(pcfg)
-	if err != nil {
-		t.Fatalf("clientset: %v", err)
-	}
-	e.prov, err = provisioner.New(provisioner.Config{Driver: driver, MigratedFrom: migratedFrom,
-		Nodes: pcs.CoreV1().Nodes(), Labels: map[string]string{testLabel: ns}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
-	pctx := klog.NewContext(ctx, logger)
-	wg.Go(func() {
-		// A failed Provision is retried after 200 ms, then 400 ms: the
-		// library's 15 s would make the case wait for minutes.
-		err := provisioner.Run(pctx, pcs, e.prov, provisioner.ControllerConfig{Namespace: ns,
-			VolumeSelector: testLabel + "=" + ns, RetryBase: 200 * time.Millisecond, RetryMax: 5 * time.Second})
-		if err != nil {
-			t.Errorf("provisioner: %v", err)
-		}
-	})
+	e.watch(s.ctx, &wg)
+	wg.Go(func() { s.ctrl.Run(s.ctx) })
 	return e
 }
 
@@ -201,13 +237,24 @@ func (e *env) key(name string) string { return e.ns + "/" + name }
 // createClass creates a StorageClass named after the namespace (plus
 // suffix) of the provisioner, binding mode and reclaim policy, and returns
 // its name; the cleanup deletes it.
+//
+// The class is created while the binder is stopped. A running binder learns
+// of a class and of a claim created right after it from two watches, in
+// either order; when the claim comes first, volbind and
+// kube-controller-manager alike find its class missing and report it
+// (Warning ProvisioningFailed "storageclass.storage.k8s.io ... not found"),
+// so the compared events would depend on the race. Both binders list
+// every informer before their first sync, so a class created while the
+// binder is down is known before any claim of it.
 func (e *env) createClass(suffix, provisionerName string, mode storagev1.VolumeBindingMode, policy v1.PersistentVolumeReclaimPolicy) string {
 	e.t.Helper()
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: e.ns + suffix}, Provisioner: provisionerName,
 		VolumeBindingMode: &mode, ReclaimPolicy: &policy}
-	if _, err := e.cs.StorageV1().StorageClasses().Create(e.t.Context(), sc, metav1.CreateOptions{}); err != nil {
-		e.t.Fatalf("create StorageClass: %v", err)
-	}
+	e.binder.restart(e.t, func() {
+		if _, err := e.cs.StorageV1().StorageClasses().Create(e.t.Context(), sc, metav1.CreateOptions{}); err != nil {
+			e.t.Fatalf("create StorageClass: %v", err)
+		}
+	})
 	e.t.Cleanup(func() {
 		if err := e.cs.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{}); err != nil {
 			e.t.Errorf("delete StorageClass %s: %v", sc.Name, err)

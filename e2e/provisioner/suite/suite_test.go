@@ -38,19 +38,15 @@ func TestExternalProvisioner(t *testing.T) {
 	if clusters["volbind"] != nil {
 		bin = buildVolbind(t)
 	}
+	setups := setUpCases(t, binders())
 	t.Run("binders", func(t *testing.T) {
 		for _, name := range binders() {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				c := clusters[name]
-				b := newBinder(t, name, c, bin)
-				for _, tc := range cases {
+				b := newBinder(t, name, clusters[name], bin)
+				for i, tc := range cases {
 					t.Run(tc.name, func(t *testing.T) {
-						driver := tc.driver
-						if driver == "" {
-							driver = testDriver
-						}
-						tc.run(newEnv(t, c, b, driver, tc.migratedFrom))
+						tc.run(newEnv(t, b, setups[name][i]))
 					})
 				}
 			})
