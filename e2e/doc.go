@@ -4,8 +4,8 @@
 // assert on objects read back from that API server. The tests are behind
 // the build tag e2e, so that "go test ./..." does not run them:
 //
-//	go test -tags e2e -count=1 -timeout 20m ./e2e/    starts (and stops) its own cluster
-//	.ci/e2e                                            builds, starts a cluster, runs the suite, stops it
+//	go test -race -tags e2e -count=1 -timeout 20m ./e2e/    starts (and stops) its own cluster, as CI runs it
+//	.ci/e2e                                                  builds, starts a cluster, runs the suite, stops it
 //
 // With VOLBIND_E2E_KUBECONFIG set to the kubeconfig in a cluster directory
 // made by hack/cluster-up.sh, the tests use that cluster instead of starting

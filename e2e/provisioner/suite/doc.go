@@ -7,8 +7,8 @@
 // both binders are compared field by field. The tests are behind the build
 // tag e2e:
 //
-//	go test -race -tags e2e -count=1 -timeout 20m ./suite/    starts (and stops) both clusters (as CI)
-//	VOLBIND_E2E_BINDERS=volbind go test -tags e2e ...    only the volbind cluster (no comparison)
+//	go test -race -tags e2e -count=1 -timeout 20m ./suite/    starts (and stops) both clusters, as CI runs it
+//	VOLBIND_E2E_BINDERS=volbind go test -tags e2e ...         only the volbind cluster (no comparison)
 //
 // VOLBIND_E2E_KUBECONFIG and VOLBIND_E2E_KCM_KUBECONFIG name clusters made
 // by hack/cluster-up.sh (the second with --with-kcm) to use instead of
