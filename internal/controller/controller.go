@@ -15,12 +15,12 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/volbind/volbind/binder"
 	"github.com/volbind/volbind/internal/dedup"
@@ -101,10 +101,14 @@ func controllerMain(ctx context.Context, cs kubernetes.Interface, o controllerOp
 	}
 	defer cancel()
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	defer broadcaster.Shutdown()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "volbind"})
+	events := startEventRecording(ctx, &typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	c.recorder = events.recorder
+	defer func() {
+		// The Binder has returned: write what it recorded before the stop.
+		if !events.stop(clock.RealClock{}, eventDrainTimeout) {
+			klog.FromContext(ctx).Info("Stopped before the recorded events were written", "timeout", eventDrainTimeout)
+		}
+	}()
 
 	defer c.setState(stateStopping)
 	if !o.LeaderElect {

@@ -34,7 +34,8 @@
 // runController (command.go), which builds the client, configures logging
 // and serving (serving.go, debugging.go) and hands over to controllerMain
 // (controller.go): it elects, and the leader syncs the informers and runs
-// the Binder until the Lease is lost or ctx is done.
+// the Binder until the Lease is lost or ctx is done; then the events the
+// Binder recorded are written before it returns (events.go).
 //
 // It is the volbind program's; embedders wire binder into their own
 // controllers and may read this package as an example of that wiring.
