@@ -35,7 +35,10 @@ type Config struct {
 	// The zero value means klog.Background().
 	Logger klog.Logger
 	// Recorder receives the Binder's events (FailedBinding, ClaimLost, ...).
-	// Nil drops them.
+	// Nil drops them. client-go's broadcasters write events on their own
+	// goroutine, after the write an event reports: a program that exits
+	// when Run returns drops those still queued unless it waits for them
+	// ("volbind controller" does, in internal/controller/events.go).
 	Recorder record.EventRecorder
 	// Registerer receives the Binder's Prometheus metrics (syncs, binds,
 	// conflicts, workqueue depth and latency). Nil means no metrics; nothing
