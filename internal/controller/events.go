@@ -20,7 +20,7 @@ import (
 // milliseconds; the bound is for an API server that does not answer.
 const eventDrainTimeout = 5 * time.Second
 
-// markerReason is the reason of the marker event that drain records; the
+// markerReason is the reason of the marker event that stop records; the
 // sink recognizes it by its object's UID and never writes it.
 const markerReason = "VolbindEventDrainMarker"
 
@@ -28,27 +28,25 @@ const markerReason = "VolbindEventDrainMarker"
 // a stopping controller wait for the events recorded before the stop.
 //
 // The broadcaster hands its events to the sink on one goroutine, in the
-// order they were recorded. So drain records a marker event, and when the
+// order they were recorded. So stop records a marker event, and when the
 // sink reaches the marker, every event recorded before it has been
 // written, or given up after client-go's retries.
 type eventRecording struct {
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
-	// marker is the object the marker event is about.
-	marker  *v1.ObjectReference
-	reached chan struct{}
+	sink        *markerSink
 }
 
 // startEventRecording starts a broadcaster writing to sink, with events
 // from component "volbind". Its life is not ctx's (ctx gives the logger):
-// stop ends it, after the drain.
+// stop ends it, once the events recorded before it are written.
 func startEventRecording(ctx context.Context, sink record.EventSink) *eventRecording {
 	r := &eventRecording{
-		marker:  &v1.ObjectReference{Kind: "Event", Namespace: v1.NamespaceDefault, Name: "volbind-event-drain", UID: uuid.NewUUID()},
-		reached: make(chan struct{}),
+		broadcaster: record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx))),
+		sink: &markerSink{EventSink: sink, reached: make(chan struct{}),
+			marker: &v1.ObjectReference{Kind: "Event", Namespace: v1.NamespaceDefault, Name: "volbind-event-drain", UID: uuid.NewUUID()}},
 	}
-	r.broadcaster = record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	r.broadcaster.StartRecordingToSink(&markerSink{EventSink: sink, marker: r.marker, reached: r.reached})
+	r.broadcaster.StartRecordingToSink(r.sink)
 	r.recorder = r.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "volbind"})
 	return r
 }
@@ -58,9 +56,9 @@ func startEventRecording(ctx context.Context, sink record.EventSink) *eventRecor
 // all written in time. Record nothing once stop is called.
 func (r *eventRecording) stop(clk clock.Clock, timeout time.Duration) bool {
 	defer r.broadcaster.Shutdown()
-	r.recorder.Event(r.marker, v1.EventTypeNormal, markerReason, "every event recorded before this one has been written")
+	r.recorder.Event(r.sink.marker, v1.EventTypeNormal, markerReason, "every event recorded before this one has been written")
 	select {
-	case <-r.reached:
+	case <-r.sink.reached:
 		return true
 	case <-clk.After(timeout):
 		return false
@@ -68,9 +66,10 @@ func (r *eventRecording) stop(clk clock.Clock, timeout time.Duration) bool {
 }
 
 // markerSink is sink, except that it closes reached instead of writing the
-// marker event.
+// event about marker.
 type markerSink struct {
 	record.EventSink
+	// marker is the object the marker event is about.
 	marker  *v1.ObjectReference
 	reached chan struct{}
 	once    sync.Once

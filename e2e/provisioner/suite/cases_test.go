@@ -272,8 +272,9 @@ func caseClaimDeletedInFlight(e *env) {
 	first := e.createClaim("data", class)
 	// The binder's event goes out after its write that lets the library
 	// call Provision: wait for it, or the restart may stop the binder
-	// before the event is written (volbind and kube-controller-manager
-	// alike drop what they have not sent when they stop).
+	// before the event is written. kube-controller-manager drops what it
+	// has not sent when it stops (volbind writes it first), so the
+	// compared events would depend on the race.
 	e.waitEvent(e.ns, "data", v1.EventTypeNormal, "ExternalProvisioning")
 	e.waitGate(gate, "the Provision call")
 	var second *v1.PersistentVolumeClaim
